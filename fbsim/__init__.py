@@ -1,0 +1,26 @@
+"""fbsim: Monte Carlo balance simulation for the board game Firebreak."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+__version__ = "0.1.0"
+
+
+def _source_digest() -> str:
+    # numba's on-disk cache tracks only the file of each jitted function, not the constants
+    # it imports from other modules (fbsim.layout); keying the cache directory on a digest
+    # of every source file keeps a stale compiled bot or kernel from ever being loaded.
+    h = hashlib.sha256()
+    root = Path(__file__).parent
+    for p in sorted(root.rglob("*.py")):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+if "NUMBA_CACHE_DIR" not in os.environ:
+    _base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    os.environ["NUMBA_CACHE_DIR"] = str(_base / "fbsim" / "numba" / _source_digest())

@@ -1,0 +1,60 @@
+"""Error types of fbsim. The command line turns each into one line and an exit code."""
+
+from __future__ import annotations
+
+
+class FbsimError(Exception):
+    """Base class: a user-facing error with a one-line message."""
+
+    exit_code = 1
+
+
+class ConfigError(FbsimError):
+    """Invalid rules: an unknown key, a wrong type or an out-of-range value."""
+
+    exit_code = 2
+
+    def __init__(self, key: str, message: str, source: str = "rules"):
+        self.key = key
+        self.message = message
+        self.source = source
+        super().__init__(f"{source}: {key}: {message}")
+
+
+class ScriptError(FbsimError):
+    """A scripted game that breaks a rule or is malformed."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, round_no: int | None = None, seat: int | None = None,
+                 rule: str | None = None):
+        self.round_no = round_no
+        self.seat = seat
+        self.rule = rule
+        where = []
+        if round_no is not None:
+            where.append(f"round {round_no}")
+        if seat is not None:
+            where.append(f"seat {seat}")
+        prefix = "script" + (" " + ", ".join(where) if where else "")
+        suffix = f" ({rule})" if rule else ""
+        super().__init__(f"{prefix}: {message}{suffix}")
+
+
+class IllegalDecision(FbsimError):
+    """A bot returned a decision that breaks a rule (a bug in that bot)."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, round_no: int, seat: int, rule: str, bot: str = "?"):
+        self.round_no = round_no
+        self.seat = seat
+        self.rule = rule
+        self.bot = bot
+        super().__init__(f"bot '{bot}' at round {round_no}, seat {seat}: {message} ({rule})")
+
+
+class UsageError(FbsimError):
+    """Bad command-line input outside the rules (lineup, seat, ranges)."""
+
+    exit_code = 2

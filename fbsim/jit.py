@@ -1,0 +1,13 @@
+"""The one place that decides how shared code is compiled.
+
+Code that runs in both engines (the RNG, the bots) is decorated with `shared`: numba compiles
+it (cached on disk), and the reference engine calls the same compiled functions. Setting
+`NUMBA_DISABLE_JIT=1` runs every such function as plain Python with identical results (the
+test suite checks this), which is also the way to step through a bot in a debugger.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+shared = njit(cache=True, nogil=True)

@@ -1,0 +1,183 @@
+"""Flat array layouts shared by the reference engine, the bots and the kernel.
+
+Bots are numba-compatible functions over arrays and scalars, so everything they may read is
+packed into two int64 vectors:
+
+- the *rules vector* (`R_*` indices): every number of the effective rules for one table size,
+  built once per run by :func:`fbsim.rules.rules_vector`;
+- the *view vector* (`V_*` indices): what one player may know at one decision point
+  (RULES.md section I), built by :func:`fbsim.reference.view.player_view`.
+
+The layouts are fixed-size (the ``MAX_*`` bounds below) so that the indices are compile-time
+constants under numba. Bump ``LAYOUT_VERSION`` whenever an index changes.
+"""
+
+from __future__ import annotations
+
+LAYOUT_VERSION = 1
+
+MAX_PLAYERS = 6
+MAX_ROUNDS = 16
+MAX_TOKENS = 8
+MAX_KINDS = 8
+MAX_MARKET = 8
+MAX_BOT_PARAMS = 8
+
+# Agendas (R-S4, D2)
+STEWARD = 0
+OPPORTUNIST = 1
+ACCELERATIONIST = 2
+N_AGENDAS = 3
+AGENDA_NAMES = ("steward", "opportunist", "accelerationist")
+
+# Bands of the final Dial (R-E2)
+WARMING = 0
+SEVERE = 1
+EXTREME = 2
+COLLAPSE = 3
+BAND_NAMES = ("warming", "severe", "extreme", "collapse")
+
+# How a game ended
+END_SURVIVED = 0
+END_COLLAPSE_WORLD = 1  # R-W4
+END_COLLAPSE_REVEAL = 2  # R-V2
+END_NAMES = ("survived", "collapse-world", "collapse-reveal")
+
+# Decision points (RULES.md section P), also RNG purposes of the bots
+DP_COMMIT = 1
+DP_FOG = 2
+DP_MARKET = 3
+DP_ACCUSE = 4
+DP_CORNERED = 5
+# RNG purposes of the game itself
+PURPOSE_AGENDA_DEAL = 10  # R-S4
+PURPOSE_ASSET_SHUFFLE = 11  # R-S5
+
+# ---------------------------------------------------------------- rules vector
+_i = 0
+
+
+def _take(n: int = 1) -> int:
+    global _i
+    start = _i
+    _i += n
+    return start
+
+
+R_PLAYERS = _take()
+R_ROUNDS = _take()
+R_AGENTS = _take()
+R_CAPITAL = _take()
+R_STAGGER = _take()
+R_MASKS = _take()
+R_FIRST_PLAYER = _take()  # D9
+R_BASELINE_OFFSET = _take()
+R_BASELINE = _take(MAX_ROUNDS)  # D1, for this table size, without the offset
+R_DIAL_START = _take()
+R_COLLAPSE = _take()  # R-W4, R-V2, R-E2
+R_SEVERE = _take()  # R-E2: first ppm of Severe
+R_EXTREME = _take()  # R-E2: first ppm of Extreme
+R_FLOOR_ENABLED = _take()  # D4
+R_FLOOR = _take()
+R_INCOME_BEFORE_COLLAPSE = _take()  # R-W1 before R-W4
+R_N_TOKENS = _take()
+R_TOKEN_THRESHOLD = _take(MAX_TOKENS)
+R_TOKEN_START_FLIPPED = _take(MAX_TOKENS)
+R_TOKEN_PENALTY = _take()
+R_COOL_PPM = _take()
+R_BURN_PPM = _take()
+R_COOL_COST = _take()
+R_BURN_PAY = _take()
+R_BURN_PAY_REVEALED = _take()  # R-A5
+R_FOG_PER_MASKED_BURN = _take()  # R-V3
+R_FOG_PARTIAL_FILL = _take()  # D5
+R_FOG_CARRY_OVER = _take()  # D6
+R_MARKET_SIZE = _take()
+R_PURCHASE_LABOUR = _take()
+R_WAGE = _take()
+R_ACCUSE_AFTER = _take(MAX_ROUNDS)  # 1 after round r (index r-1)
+R_POINT_WEIGHT = _take()
+R_PAY_PER_ACCUSER = _take()
+R_MEDIA_STACKS = _take()  # D7
+R_CAPITAL_PER_LEGACY = _take()
+R_COLLAPSE_MIN_CAPITAL = _take()
+R_TIEBREAK_LAST_ROUND = _take()  # D8: 1 = first player of the last round, 0 = of round 1
+R_STEWARD_BASE = _take()
+R_STEWARD_PER_STEP = _take()
+R_STEWARD_STEP = _take()
+R_OPPORTUNIST_SEVERE = _take()
+R_ACCEL_EXTREME = _take()
+R_ACCEL_PER_HEAT_ASSET = _take()
+R_ACCEL_OTHER = _take()
+R_DECK = _take(N_AGENDAS)  # agenda deck for this table size (D2)
+R_N_KINDS = _take()
+R_ASSET = _take(MAX_KINDS * 9)
+
+# fields of one asset kind, at R_ASSET + kind * ASSET_STRIDE + A_*
+A_COUNT = 0
+A_PRICE = 1
+A_INCOME = 2
+A_PPM = 3
+A_LEGACY_WARMING = 4
+A_LEGACY_SEVERE = 5
+A_LEGACY_EXTREME = 6
+A_ACCUSATION_WEIGHT = 7  # 0: no ability
+A_COLLAPSE_TIEBREAK = 8
+ASSET_STRIDE = 9
+
+R_SIZE = _take(0)
+
+# ---------------------------------------------------------------- view vector
+_i = 0
+# public (R-I1)
+V_DECISION = _take()  # DP_* of the question asked
+V_ROUND = _take()  # 1-based
+V_SEAT = _take()  # the deciding player
+V_FIRST_PLAYER = _take()
+V_DIAL = _take()
+V_POT = _take()
+V_DECK_LEFT = _take()
+V_FLIPPED = _take(MAX_TOKENS)
+V_MARKET = _take(MAX_MARKET)  # kind per slot, -1 when empty
+V_OWNED = _take(MAX_PLAYERS * MAX_KINDS)  # seat * MAX_KINDS + kind
+V_REVEALED_AGENDA = _take(MAX_PLAYERS)  # -1 while hidden
+V_OPEN_WORKS_TOTAL = _take(MAX_PLAYERS)
+V_OPEN_COOL_TOTAL = _take(MAX_PLAYERS)
+V_OPEN_BURN_TOTAL = _take(MAX_PLAYERS)
+V_LAST_OPEN_WORKS = _take(MAX_PLAYERS)  # the latest reveal (this round's once revealed)
+V_LAST_OPEN_COOL = _take(MAX_PLAYERS)
+V_LAST_OPEN_BURN = _take(MAX_PLAYERS)
+V_FOG_COOL_TOTAL = _take()
+V_FOG_BURN_TOTAL = _take()
+V_LAST_FOG_COOL = _take()
+V_LAST_FOG_BURN = _take()
+V_REVEALS = _take()  # number of reveals so far
+V_POINTS = _take(MAX_PLAYERS * MAX_PLAYERS)  # past points: pointer * MAX_PLAYERS + target
+V_CORNERED_TOTAL = _take(MAX_PLAYERS)
+V_PAID_TOTAL = _take(MAX_PLAYERS)  # times a cornered player chose to pay
+V_ELIGIBLE = _take(MAX_PLAYERS)  # 1 if the seat may be pointed at now (R-A1)
+V_ACCUSERS = _take()  # when cornered: how many pointed at me (R-A4)
+V_CORNER_COST = _take()  # when cornered: what paying costs
+# private to the deciding player (R-I2)
+V_MY_CAPITAL = _take()
+V_MY_AGENDA = _take()
+V_MY_MASKS = _take()
+V_MY_WORKS = _take()  # this round's commitment, once made
+V_MY_COOL = _take()
+V_MY_BURN = _take()
+V_MY_MASKED_COOL = _take()
+V_MY_MASKED_BURN = _take()
+V_MY_FREE_WORKS = _take()  # WORKS not yet used for a purchase this round
+V_MY_BOUGHT = _take()  # purchases made in this market turn so far
+V_MY_FOG_IN_ROUND = _take()  # what my masked burns put in the pot this round
+V_MY_FOG_IN_TOTAL = _take()
+V_MY_REQUESTED_TOTAL = _take()
+V_MY_RECEIVED_TOTAL = _take()
+V_MY_MASKED_COOL_TOTAL = _take()
+V_MY_MASKED_BURN_TOTAL = _take()
+V_SIZE = _take(0)
+
+# first index of the private part: everything from here on is the decider's own
+V_PRIVATE_START = V_MY_CAPITAL
+
+del _i

@@ -1,0 +1,81 @@
+"""Bots: one module per bot, discovered by name. Adding a bot means adding one module.
+
+A bot module defines `BOT = BotSpec(...)` with its five decision functions (RULES.md
+section P), each `f(R, V, P, seed, game)` over the rules vector `R`, the player's view `V`
+(both int64, layouts in `fbsim.layout`), the bot's parameter vector `P` (float64, named by
+`BotSpec.params`) and the game's RNG coordinates. Compiled bots are `fbsim.jit.shared`
+functions, so the reference engine and the kernel run the same code. The view holds only what
+the player may know (section I), so a bot cannot read a rival's hidden state.
+
+- commit(...) -> (works, cool, burn, masked_cool, masked_burn)      R-C1..R-C3
+- fog_request(...) -> amount >= 0                                   R-V5
+- market(...) -> a market slot to buy, or -1 to take wages          R-V6
+- accuse(...) -> a seat to point at, or -1 to abstain               R-A1
+- cornered(...) -> 1 to reveal, 0 to pay                            R-A4
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from fbsim import layout as L
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: float
+    help: str
+    lo: float | None = None
+    hi: float | None = None
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    name: str
+    summary: str
+    params: tuple[Param, ...]
+    commit: Callable
+    fog_request: Callable
+    market: Callable
+    accuse: Callable
+    cornered: Callable
+    compiled: bool = True  # False: reference engine only (the scripted bot)
+
+    def param_vector(self, values: dict[str, float] | None = None) -> np.ndarray:
+        p = np.zeros(L.MAX_BOT_PARAMS, dtype=np.float64)
+        for i, param in enumerate(self.params):
+            v = param.default if values is None else values.get(param.name, param.default)
+            p[i] = v
+        return p
+
+
+@cache
+def registry() -> dict[str, BotSpec]:
+    """Every bot module of this package, by its name (sorted; the index is the bot id)."""
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_") or info.name == "common":
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        spec = getattr(mod, "BOT", None)
+        if isinstance(spec, BotSpec):
+            if len(spec.params) > L.MAX_BOT_PARAMS:
+                raise RuntimeError(f"bot {spec.name} has more than {L.MAX_BOT_PARAMS} params")
+            found[spec.name] = spec
+    return dict(sorted(found.items()))
+
+
+def bot_names(compiled_only: bool = False) -> list[str]:
+    return [n for n, s in registry().items() if s.compiled or not compiled_only]
+
+
+def default_bot_params() -> dict[str, dict[str, float]]:
+    return {name: {p.name: float(p.default) for p in spec.params}
+            for name, spec in registry().items() if spec.params}

@@ -1,0 +1,78 @@
+"""`fog-grabber`: the Fog-grabbing Accelerationist.
+
+Burns `burns` Agents every round, masking up to `masks_per_round` of them to hide, and asks
+the Fog pot for its own masked-burn money plus `greed` of the rest (0: honest, 1: the whole
+pot). Buys heat assets (positive ppm) while keeping the Capital a Collapse win needs (R-E3).
+Points at the most open cooler. When cornered it reveals if the extra open-BURN pay of a
+revealed Accelerationist (R-A5) over the rounds left is worth at least the price of silence,
+else it pays.
+"""
+
+from __future__ import annotations
+
+from fbsim import layout as L
+from fbsim.jit import shared
+from fbsim.policies import BotSpec, Param
+from fbsim.policies.common import cheapest_slot, clamp, mask_split, most_by
+
+P_GREED = 0
+P_BURNS = 1
+P_MASKS_PER_ROUND = 2
+P_RESERVE_EXTRA = 3
+
+
+@shared
+def commit(R, V, P, seed, game):
+    agents = R[L.R_AGENTS]
+    burn = clamp(int(P[P_BURNS]), 0, agents)
+    mb, mc = mask_split(V, burn, 0, int(P[P_MASKS_PER_ROUND]), 0)
+    return agents - burn, 0, burn, mc, mb
+
+
+@shared
+def fog_request(R, V, P, seed, game):
+    pot = V[L.V_POT]
+    own = V[L.V_MY_FOG_IN_ROUND]
+    if own > pot:
+        own = pot
+    return own + int(P[P_GREED] * (pot - own))
+
+
+@shared
+def market(R, V, P, seed, game):
+    if V[L.V_ROUND] >= R[L.R_ROUNDS]:
+        return -1
+    reserve = R[L.R_COLLAPSE_MIN_CAPITAL] + int(P[P_RESERVE_EXTRA])
+    return cheapest_slot(R, V, 1, reserve)
+
+
+@shared
+def accuse(R, V, P, seed, game):
+    return most_by(R, V, L.V_OPEN_COOL_TOTAL, 1)
+
+
+@shared
+def cornered(R, V, P, seed, game):
+    if V[L.V_MY_AGENDA] != L.ACCELERATIONIST:
+        return 1
+    rounds_left = R[L.R_ROUNDS] - V[L.V_ROUND]
+    gain = (R[L.R_BURN_PAY_REVEALED] - R[L.R_BURN_PAY]) * int(P[P_BURNS]) * rounds_left
+    return 1 if gain >= V[L.V_CORNER_COST] else 0
+
+
+BOT = BotSpec(
+    name="fog-grabber",
+    summary="Fog-grabbing Accelerationist: burns, masks, grabs the pot, buys heat",
+    params=(
+        Param("greed", 1.0, "share of the rest of the pot it claims (0 honest, 1 all)", 0, 1),
+        Param("burns", 3.0, "BURN Agents per round", 0, 6),
+        Param("masks_per_round", 1.0, "burns it masks per round while Masks last", 0, 6),
+        Param("reserve_extra", 0.0, "Capital kept above the Collapse minimum after buying",
+              0, 1000),
+    ),
+    commit=commit,
+    fog_request=fog_request,
+    market=market,
+    accuse=accuse,
+    cornered=cornered,
+)

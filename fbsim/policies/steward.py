@@ -1,0 +1,92 @@
+"""`steward`: the honest Steward. Keeps the projected final Dial in Warming.
+
+Projects the final Dial from public information (world turns to come, plus the rest of the
+table's average net chips so far) and cools just enough, spread over the rounds left, to land
+`margin` ppm below Severe. With headroom to spare it burns a little, masked while it has
+Masks, and claims from the Fog pot exactly what its own masked burns put in (never more).
+Buys cooling assets (Carbon Sinks), points at the most open burner, reveals when cornered.
+"""
+
+from __future__ import annotations
+
+from fbsim import layout as L
+from fbsim.jit import shared
+from fbsim.policies import BotSpec, Param
+from fbsim.policies.common import (
+    ceil_div_pos,
+    chip_rounds_left,
+    cheapest_slot,
+    clamp,
+    mask_split,
+    max_affordable_cool,
+    most_by,
+    others_net_per_round,
+    project_world,
+)
+
+P_MARGIN = 0
+P_BURN_SLACK = 1
+P_MAX_BURN = 2
+P_MASK_BURNS = 3
+P_RESERVE = 4
+
+
+@shared
+def commit(R, V, P, seed, game):
+    left = chip_rounds_left(R, V)
+    proj = project_world(R, V) + others_net_per_round(R, V, 0.0) * left
+    target = R[L.R_SEVERE] - 1 - P[P_MARGIN]
+    agents = R[L.R_AGENTS]
+    cool = 0
+    burn = 0
+    if proj > target:
+        cool = ceil_div_pos(proj - target, R[L.R_COOL_PPM] * left)
+        cool = max_affordable_cool(R, V, clamp(cool, 0, agents), 0)
+    elif target - proj >= P[P_BURN_SLACK] and R[L.R_BURN_PPM] > 0:
+        burn = clamp(int((target - proj) / (R[L.R_BURN_PPM] * left)), 0, int(P[P_MAX_BURN]))
+    want_mb = burn if P[P_MASK_BURNS] > 0 else 0
+    mb, mc = mask_split(V, burn, cool, want_mb, 0)
+    return agents - cool - burn, cool, burn, mc, mb
+
+
+@shared
+def fog_request(R, V, P, seed, game):
+    # R-V5, honest: exactly what this round's own masked burns put in
+    return V[L.V_MY_FOG_IN_ROUND]
+
+
+@shared
+def market(R, V, P, seed, game):
+    # cooling assets only, and only while a world turn is still to come (R-W1)
+    if V[L.V_ROUND] >= R[L.R_ROUNDS]:
+        return -1
+    return cheapest_slot(R, V, -1, int(P[P_RESERVE]))
+
+
+@shared
+def accuse(R, V, P, seed, game):
+    return most_by(R, V, L.V_OPEN_BURN_TOTAL, 1)
+
+
+@shared
+def cornered(R, V, P, seed, game):
+    return 1
+
+
+BOT = BotSpec(
+    name="steward",
+    summary="honest Steward: keeps the projected Dial in Warming, claims only its own",
+    params=(
+        Param("margin", 5.0, "ppm below Severe the projection aims for", -100, 100),
+        Param("burn_slack", 15.0, "headroom (ppm) under the aim before it burns at all", 0,
+              1000),
+        Param("max_burn", 1.0, "BURN Agents at most per round", 0, 6),
+        Param("mask_burns", 1.0, "1: mask its burns while Masks last; 0: never mask", 0, 1),
+        Param("reserve", 0.0, "Capital kept after a purchase", 0, 1000),
+    ),
+    commit=commit,
+    fog_request=fog_request,
+    market=market,
+    accuse=accuse,
+    cornered=cornered,
+)

@@ -1,0 +1,103 @@
+"""The game record: what one game produced, the same fields in both engines.
+
+Game fields, then per seat (suffix `_s{seat}` in the flat form): agenda, bot, Capital, Legacy
+(0 unless the world survived), COOL and BURN committed (open and masked), Fog money put in,
+requested and received, assets owned by kind, and times pointed at, cornered, revealed
+(0/1: the Agenda is face up at the end) and paid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from fbsim import layout as L
+from fbsim.reference.state import Game
+
+
+@dataclass(frozen=True)
+class SeatRecord:
+    seat: int
+    agenda: str
+    bot: str
+    capital: int
+    legacy: int
+    works: int
+    cool_open: int
+    cool_masked: int
+    burn_open: int
+    burn_masked: int
+    masks_left: int
+    fog_in: int
+    fog_requested: int
+    fog_received: int
+    assets: dict[str, int]
+    pointed_at: int
+    cornered: int
+    revealed: int
+    paid: int
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    seed: int
+    game: int
+    players: int
+    rounds_played: int
+    end: str  # survived, collapse-world, collapse-reveal
+    final_dial: int
+    band: str
+    winner: int  # seat, or -1: everyone loses
+    first_player_last: int  # first player of the last round played (D8)
+    tokens_flipped: int
+    pot_left: int
+    seats: tuple[SeatRecord, ...]
+    events: tuple | None = None
+
+    @property
+    def winner_agenda(self) -> str | None:
+        return self.seats[self.winner].agenda if self.winner >= 0 else None
+
+    def as_dict(self, events: bool = False) -> dict[str, Any]:
+        d = asdict(self)
+        d["seats"] = [asdict(s) for s in self.seats]
+        d.pop("events")
+        if events and self.events is not None:
+            d["events"] = [e.as_dict() for e in self.events]
+        return d
+
+    def flat(self) -> dict[str, Any]:
+        """One row: game fields, then `<field>_s<seat>` per seat (assets as `asset_<kind>`)."""
+        row: dict[str, Any] = {k: v for k, v in self.as_dict().items() if k != "seats"}
+        for s in self.seats:
+            for k, v in asdict(s).items():
+                if k == "seat":
+                    continue
+                if k == "assets":
+                    for kind, c in v.items():
+                        row[f"asset_{kind}_s{s.seat}"] = c
+                else:
+                    row[f"{k}_s{s.seat}"] = v
+        return row
+
+
+def make_record(g: Game) -> GameRecord:
+    names = g.rules.asset_names
+    seats = tuple(
+        SeatRecord(
+            seat=s.index, agenda=L.AGENDA_NAMES[s.agenda], bot=s.bot, capital=s.capital,
+            legacy=g.legacy[s.index] if g.legacy else 0, works=s.works_total,
+            cool_open=s.cool_open, cool_masked=s.cool_masked, burn_open=s.burn_open,
+            burn_masked=s.burn_masked, masks_left=s.masks, fog_in=s.fog_in,
+            fog_requested=s.fog_requested, fog_received=s.fog_received,
+            assets={names[k]: c for k, c in enumerate(s.owned)}, pointed_at=s.pointed_at,
+            cornered=s.cornered, revealed=int(s.revealed), paid=s.paid)
+        for s in g.seats)
+    from fbsim.reference.engine import band_of
+
+    return GameRecord(
+        seed=g.seed, game=g.game_index, players=g.n, rounds_played=g.round,
+        end=L.END_NAMES[g.end], final_dial=g.dial, band=L.BAND_NAMES[band_of(g.R, g.dial)],
+        winner=g.winner, first_player_last=g.first_player, tokens_flipped=sum(g.flipped),
+        pot_left=g.pot_lost, seats=seats,
+        events=tuple(g.events) if g.events is not None else None)
