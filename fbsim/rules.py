@@ -17,7 +17,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any, get_origin, get_type_hints
 
 import numpy as np
 
@@ -510,7 +510,7 @@ def rules_to_toml(rules: Rules) -> str:
             if is_dataclass(v) or isinstance(v, dict):
                 continue
             text = f"{_toml_key(f.name)} = {_toml_value(v)}"
-            lines.append(f"{text:<{width + 24}} # {f.metadata['help']}")
+            lines.append(f"{text:<{max(width + 14, len(text) + 1)}} # {f.metadata['help']}")
 
     scalars(rules)
     for f in fields(rules):
@@ -537,7 +537,7 @@ def rules_to_toml(rules: Rules) -> str:
                 helps = {p.name: p.help for p in spec.params}
                 for pname, pv in params.items():
                     text = f"{_toml_key(pname)} = {_toml_value(pv)}"
-                    lines.append(f"{text:<28} # {helps[pname]}")
+                    lines.append(f"{text:<{max(28, len(text) + 1)}} # {helps[pname]}")
     return "\n".join(lines) + "\n"
 
 
@@ -634,5 +634,5 @@ def get_path(rules: Rules, key: str) -> Any:
 
 __all__ = [
     "Rules", "Asset", "Deck", "load_rules", "rules_to_toml", "rules_hash", "rules_vector",
-    "to_dict", "parse_set", "RULES_VERSION", "get_args",
+    "to_dict", "parse_set", "RULES_VERSION",
 ]

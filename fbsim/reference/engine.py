@@ -339,11 +339,11 @@ def buy(g: Game, s: int, slot: int, labour: int, policy) -> None:
     seat.free_works -= labour
     seat.bought += 1
     seat.owned[kind] += 1
-    transfer(g, s, BANK, price, f"buys a {name}", "market")
     new = g.deck.pop(0) if g.deck else -1
     g.market[slot] = new
-    g.log("market", "buy", seat=s, asset=name, slot=slot, price=price,
+    g.log("market", "buy", seat=s, asset=name, slot=slot, price=price, labour=labour,
           refill=g.rules.asset_names[new] if new >= 0 else None, deck_left=len(g.deck))
+    transfer(g, s, BANK, price, f"buys a {name}", "market")
 
 
 def point_weight(g: Game, s: int) -> int:
