@@ -273,7 +273,23 @@ def _merge(base: dict, over: Mapping, path: str, schema: Any, source: str) -> di
             raise ConfigError(kpath, f"expected a table, got {_show(value)}", source)
         else:
             out[key] = value
+            if _ORIGINS is not None:
+                _ORIGINS[kpath] = source
     return out
+
+
+_ORIGINS: dict[str, str] | None = None
+
+
+def _origin(key: str) -> str:
+    """Which input (file or --set) gave the value at `key` (or below it), for messages."""
+    if not _ORIGINS:
+        return "rules"
+    key = key.split("[", 1)[0]
+    for k in reversed(list(_ORIGINS)):
+        if k == key or k.startswith(key + ".") or key.startswith(k + "."):
+            return _ORIGINS[k]
+    return "rules"
 
 
 def _schema_of(schema, key, path, source, base, value):
@@ -359,9 +375,9 @@ def _build(cls, data: Mapping, path: str, source: str):
             kwargs[f.name] = tuple(_check_scalar(v, int, {}, f"{fpath}[{i}]", source)
                                    for i, v in enumerate(value))
         elif f.name == "assets":
-            kwargs[f.name] = {k: _build(Asset, _merge(to_dict(Asset()), v, f"assets.{k}",
-                                                      Asset, source), f"assets.{k}", source)
-                              for k, v in value.items()}
+            # a new kind's missing fields take Asset's defaults (keys were checked on merge)
+            kwargs[f.name] = {k: _build(Asset, {**to_dict(Asset()), **v}, f"assets.{k}",
+                                        source) for k, v in value.items()}
         elif f.name == "bots":
             kwargs[f.name] = _build_bots(value, source)
         else:
@@ -425,6 +441,19 @@ def _cross_check(r: Rules, source: str) -> None:
 def load_rules(path: str | Path | None = None, sets: list[str] | tuple[str, ...] = (),
                base: Rules | None = None, overrides: Mapping | None = None) -> Rules:
     """Effective rules: defaults (or `base`) <- TOML file <- `overrides` <- `--set` items."""
+    global _ORIGINS
+    _ORIGINS = {}
+    try:
+        return _load(path, sets, base, overrides)
+    except ConfigError as e:
+        if e.source == "rules":
+            raise ConfigError(e.key, e.message, _origin(e.key)) from None
+        raise
+    finally:
+        _ORIGINS = None
+
+
+def _load(path, sets, base, overrides) -> Rules:
     data = to_dict(base if base is not None else Rules())
     if path is not None:
         p = Path(path)
