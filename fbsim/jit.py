@@ -8,6 +8,13 @@ test suite checks this), which is also the way to step through a bot in a debugg
 
 from __future__ import annotations
 
+import numba
+import numpy as np
 from numba import njit
 
 shared = njit(cache=True, nogil=True)
+
+if numba.config.DISABLE_JIT:
+    # Plain-Python mode: the RNG's uint64 arithmetic wraps on purpose, as it does compiled;
+    # numpy would warn about each wrap.
+    np.seterr(over="ignore")
