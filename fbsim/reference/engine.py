@@ -420,6 +420,7 @@ def end_round(g: Game) -> None:
     for seat in g.seats:
         seat.commitment = None
         seat.fog_in_round = 0
+        seat.bought = 0
     g.first_player = (g.first_player + 1) % g.n
 
 
