@@ -1,0 +1,637 @@
+"""The numba kernel: full games over flat int64 state, step for step as the reference engine.
+
+Each function mirrors the reference engine's function of the same name
+(`fbsim/reference/engine.py`) and cites the same rules; the property tests check that both
+give the same record for every game. No Python objects below `run_games`; nothing is
+allocated inside the per-game loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from fbsim import layout as L
+from fbsim.kernel import dispatch
+from fbsim.kernel.layout import (
+    ERR_ACCUSE,
+    ERR_COMMIT,
+    ERR_CORNERED,
+    ERR_FOG,
+    ERR_MARKET,
+    S_ACCUSERS,
+    S_AGENDA,
+    S_BOT,
+    S_BOUGHT,
+    S_BURN,
+    S_BURN_MASKED_T,
+    S_BURN_OPEN_T,
+    S_CAPITAL,
+    S_COMMITTED,
+    S_COOL,
+    S_COOL_MASKED_T,
+    S_COOL_OPEN_T,
+    S_DECK_LEN,
+    S_DECK_POS,
+    S_END,
+    S_ERROR,
+    S_FOG_IN,
+    S_FOG_IN_ROUND,
+    S_FOG_REC,
+    S_FOG_REQ,
+    S_FREE_WORKS,
+    S_LEGACY,
+    S_MASKS,
+    S_MBURN,
+    S_MCOOL,
+    S_N,
+    S_OVER,
+    S_POINTED,
+    S_POT_LOST,
+    S_REQUEST,
+    S_REVEALED,
+    S_SIZE,
+    S_WEIGHT,
+    S_WINNER,
+    S_WORKS,
+    S_WORKS_T,
+)
+from fbsim.policies.common import commit_is_legal
+from fbsim.rng import shuffle_in_place
+
+jit = njit(cache=True, nogil=True)
+
+A = L.ASSET_STRIDE
+
+
+@jit
+def afield(R, k, f):
+    return R[L.R_ASSET + k * A + f]
+
+
+@jit
+def fail(S, code, r, s):
+    if S[S_ERROR] == 0:
+        S[S_ERROR] = code * 1000 + r * 10 + s
+    S[S_OVER] = 1
+
+
+@jit
+def is_rev_accel(S, s):
+    return S[S_REVEALED + s] == 1 and S[S_AGENDA + s] == L.ACCELERATIONIST
+
+
+@jit
+def write_private(V, S, s, decision):
+    """The deciding seat's private view (R-I2), written over the shared public view."""
+    V[L.V_DECISION] = decision
+    V[L.V_SEAT] = s
+    V[L.V_MY_CAPITAL] = S[S_CAPITAL + s]
+    V[L.V_MY_AGENDA] = S[S_AGENDA + s]
+    V[L.V_MY_MASKS] = S[S_MASKS + s]
+    if S[S_COMMITTED + s] == 1:
+        V[L.V_MY_WORKS] = S[S_WORKS + s]
+        V[L.V_MY_COOL] = S[S_COOL + s]
+        V[L.V_MY_BURN] = S[S_BURN + s]
+        V[L.V_MY_MASKED_COOL] = S[S_MCOOL + s]
+        V[L.V_MY_MASKED_BURN] = S[S_MBURN + s]
+    else:
+        V[L.V_MY_WORKS] = 0
+        V[L.V_MY_COOL] = 0
+        V[L.V_MY_BURN] = 0
+        V[L.V_MY_MASKED_COOL] = 0
+        V[L.V_MY_MASKED_BURN] = 0
+    V[L.V_MY_FREE_WORKS] = S[S_FREE_WORKS + s]
+    V[L.V_MY_BOUGHT] = S[S_BOUGHT + s]
+    V[L.V_MY_FOG_IN_ROUND] = S[S_FOG_IN_ROUND + s]
+    V[L.V_MY_FOG_IN_TOTAL] = S[S_FOG_IN + s]
+    V[L.V_MY_REQUESTED_TOTAL] = S[S_FOG_REQ + s]
+    V[L.V_MY_RECEIVED_TOTAL] = S[S_FOG_REC + s]
+    V[L.V_MY_MASKED_COOL_TOTAL] = S[S_COOL_MASKED_T + s]
+    V[L.V_MY_MASKED_BURN_TOTAL] = S[S_BURN_MASKED_T + s]
+
+
+# --------------------------------------------------------------------------- setup
+
+
+@jit
+def setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
+    """R-S1..R-S5 (and the deal of R-S4 and shuffle of R-S5), into zeroed V and S."""
+    V[:] = 0
+    S[:] = 0
+    n = R[L.R_PLAYERS]
+    S[S_N] = n
+    # R-S4: shuffle the agenda deck, card s to seat s
+    m = 0
+    for a in range(L.N_AGENDAS):
+        for _ in range(R[L.R_DECK + a]):
+            agenda_deck[m] = a
+            m += 1
+    shuffle_in_place(agenda_deck[:m], seed, game, L.PURPOSE_AGENDA_DEAL)
+    # R-S5: the asset deck
+    m = 0
+    for k in range(R[L.R_N_KINDS]):
+        for _ in range(afield(R, k, L.A_COUNT)):
+            deck[m] = k
+            m += 1
+    shuffle_in_place(deck[:m], seed, game, L.PURPOSE_ASSET_SHUFFLE)
+    size = R[L.R_MARKET_SIZE]
+    for i in range(L.MAX_MARKET):
+        V[L.V_MARKET + i] = deck[i] if i < size else -1
+    S[S_DECK_POS] = size
+    S[S_DECK_LEN] = m
+    V[L.V_DECK_LEFT] = m - size
+    V[L.V_DIAL] = R[L.R_DIAL_START]  # R-S1
+    for t in range(R[L.R_N_TOKENS]):
+        V[L.V_FLIPPED + t] = R[L.R_TOKEN_START_FLIPPED + t]
+    first = R[L.R_FIRST_PLAYER]  # D9
+    V[L.V_FIRST_PLAYER] = first
+    V[L.V_SEAT] = -1
+    for s in range(n):
+        V[L.V_REVEALED_AGENDA + s] = -1
+        a = agenda_deck[s]
+        S[S_AGENDA + s] = a
+        S[S_BOT + s] = seat_bot[s] if seat_bot[s] >= 0 else bot_of_agenda[a]
+        S[S_MASKS + s] = R[L.R_MASKS]
+    for place in range(n):
+        s = (first + place) % n
+        S[S_CAPITAL + s] = R[L.R_CAPITAL] + place * R[L.R_STAGGER]  # R-S2, R-S3
+
+
+# --------------------------------------------------------------------------- the round
+
+
+@jit
+def pay_income(R, V, S, n):
+    """R-W1."""
+    for s in range(n):
+        for k in range(R[L.R_N_KINDS]):
+            S[S_CAPITAL + s] += V[L.V_OWNED + s * L.MAX_KINDS + k] * afield(R, k, L.A_INCOME)
+
+
+@jit
+def apply_floor(R, V):
+    """D4."""
+    if R[L.R_FLOOR_ENABLED] == 1 and V[L.V_DIAL] < R[L.R_FLOOR]:
+        V[L.V_DIAL] = R[L.R_FLOOR]
+
+
+@jit
+def flip_tokens(R, V):
+    """R-W3: flip every unflipped token whose threshold is reached; never unflip."""
+    for t in range(R[L.R_N_TOKENS]):
+        if V[L.V_FLIPPED + t] == 0 and V[L.V_DIAL] >= R[L.R_TOKEN_THRESHOLD + t]:
+            V[L.V_FLIPPED + t] = 1
+
+
+@jit
+def world_turn(R, V, S, n, r):
+    """R-W1..R-W4."""
+    income_first = R[L.R_INCOME_BEFORE_COLLAPSE] == 1
+    if income_first:
+        pay_income(R, V, S, n)
+    delta = R[L.R_BASELINE + r - 1] + R[L.R_BASELINE_OFFSET]  # R-W2, D1
+    flipped = 0
+    for t in range(R[L.R_N_TOKENS]):
+        flipped += V[L.V_FLIPPED + t]
+    delta += flipped * R[L.R_TOKEN_PENALTY]
+    for k in range(R[L.R_N_KINDS]):
+        owned = 0
+        for s in range(n):
+            owned += V[L.V_OWNED + s * L.MAX_KINDS + k]
+        delta += owned * afield(R, k, L.A_PPM)
+    V[L.V_DIAL] += delta
+    apply_floor(R, V)
+    flip_tokens(R, V)
+    if V[L.V_DIAL] >= R[L.R_COLLAPSE]:  # R-W4
+        S[S_OVER] = 1
+        S[S_END] = L.END_COLLAPSE_WORLD
+        return
+    if not income_first:
+        pay_income(R, V, S, n)
+
+
+@jit
+def burn_pay(R, S, s):
+    if is_rev_accel(S, s):
+        return R[L.R_BURN_PAY_REVEALED]
+    return R[L.R_BURN_PAY]
+
+
+@jit
+def commit(R, P, V, S, n, r, seed, game):
+    """R-C1..R-C4: the public view does not change while commitments are made."""
+    for s in range(n):
+        write_private(V, S, s, L.DP_COMMIT)
+        bot = S[S_BOT + s]
+        works, cool, burn, mc, mb = dispatch.commit(bot, R, V, P[bot], seed, game)
+        if not commit_is_legal(R, V, works, cool, burn, mc, mb):
+            fail(S, ERR_COMMIT, r, s)
+            return
+        S[S_WORKS + s] = works
+        S[S_COOL + s] = cool
+        S[S_BURN + s] = burn
+        S[S_MCOOL + s] = mc
+        S[S_MBURN + s] = mb
+    for s in range(n):
+        S[S_COMMITTED + s] = 1
+        S[S_MASKS + s] -= S[S_MCOOL + s] + S[S_MBURN + s]  # R-C2
+        S[S_WORKS_T + s] += S[S_WORKS + s]
+        S[S_COOL_OPEN_T + s] += S[S_COOL + s] - S[S_MCOOL + s]
+        S[S_COOL_MASKED_T + s] += S[S_MCOOL + s]
+        S[S_BURN_OPEN_T + s] += S[S_BURN + s] - S[S_MBURN + s]
+        S[S_BURN_MASKED_T + s] += S[S_MBURN + s]
+        S[S_FREE_WORKS + s] = S[S_WORKS + s]
+        S[S_BOUGHT + s] = 0
+        S[S_FOG_IN_ROUND + s] = 0
+
+
+@jit
+def reveal(R, V, S, n):
+    """R-V1 + R-V2."""
+    fog_cool = 0
+    fog_burn = 0
+    all_cool = 0
+    all_burn = 0
+    for s in range(n):
+        oc = S[S_COOL + s] - S[S_MCOOL + s]
+        ob = S[S_BURN + s] - S[S_MBURN + s]
+        V[L.V_LAST_OPEN_WORKS + s] = S[S_WORKS + s]
+        V[L.V_LAST_OPEN_COOL + s] = oc
+        V[L.V_LAST_OPEN_BURN + s] = ob
+        V[L.V_OPEN_WORKS_TOTAL + s] += S[S_WORKS + s]
+        V[L.V_OPEN_COOL_TOTAL + s] += oc
+        V[L.V_OPEN_BURN_TOTAL + s] += ob
+        fog_cool += S[S_MCOOL + s]
+        fog_burn += S[S_MBURN + s]
+        all_cool += S[S_COOL + s]
+        all_burn += S[S_BURN + s]
+    V[L.V_LAST_FOG_COOL] = fog_cool
+    V[L.V_LAST_FOG_BURN] = fog_burn
+    V[L.V_FOG_COOL_TOTAL] += fog_cool
+    V[L.V_FOG_BURN_TOTAL] += fog_burn
+    V[L.V_REVEALS] += 1
+    V[L.V_DIAL] += all_burn * R[L.R_BURN_PPM] - all_cool * R[L.R_COOL_PPM]
+    apply_floor(R, V)
+    flip_tokens(R, V)
+    if V[L.V_DIAL] >= R[L.R_COLLAPSE]:
+        S[S_OVER] = 1
+        S[S_END] = L.END_COLLAPSE_REVEAL
+
+
+@jit
+def pay_burns_and_cools(R, V, S, n):
+    """R-V3 then R-V4."""
+    for s in range(n):
+        ob = S[S_BURN + s] - S[S_MBURN + s]
+        S[S_CAPITAL + s] += ob * burn_pay(R, S, s)
+        to_pot = S[S_MBURN + s] * R[L.R_FOG_PER_MASKED_BURN]
+        S[S_FOG_IN + s] += to_pot
+        S[S_FOG_IN_ROUND + s] = to_pot
+        V[L.V_POT] += to_pot
+    for s in range(n):
+        S[S_CAPITAL + s] -= S[S_COOL + s] * R[L.R_COOL_COST]
+
+
+@jit
+def fog_claims(R, P, V, S, n, r, seed, game):
+    """R-V5 + D5 + D6."""
+    for s in range(n):
+        write_private(V, S, s, L.DP_FOG)
+        bot = S[S_BOT + s]
+        req = dispatch.fog_request(bot, R, V, P[bot], seed, game)
+        if req < 0:
+            fail(S, ERR_FOG, r, s)
+            return
+        S[S_REQUEST + s] = req
+    first = V[L.V_FIRST_PLAYER]
+    for i in range(n):
+        s = (first + i) % n
+        req = S[S_REQUEST + s]
+        pot = V[L.V_POT]
+        got = req if req < pot else pot
+        if got < req and R[L.R_FOG_PARTIAL_FILL] == 0:
+            got = 0
+        S[S_FOG_REQ + s] += req
+        S[S_FOG_REC + s] += got
+        S[S_CAPITAL + s] += got
+        V[L.V_POT] = pot - got
+    if R[L.R_FOG_CARRY_OVER] == 0:
+        V[L.V_POT] = 0
+
+
+@jit
+def market_turns(R, P, V, S, n, r, seed, game, deck):
+    """R-V6."""
+    labour = R[L.R_PURCHASE_LABOUR]
+    first = V[L.V_FIRST_PLAYER]
+    for i in range(n):
+        s = (first + i) % n
+        bot = S[S_BOT + s]
+        while True:
+            write_private(V, S, s, L.DP_MARKET)
+            slot = dispatch.market(bot, R, V, P[bot], seed, game)
+            if slot == -1:
+                break
+            if slot < 0 or slot >= R[L.R_MARKET_SIZE] or V[L.V_MARKET + slot] < 0:
+                fail(S, ERR_MARKET, r, s)
+                return
+            kind = V[L.V_MARKET + slot]
+            price = afield(R, kind, L.A_PRICE)
+            if S[S_FREE_WORKS + s] < labour or S[S_CAPITAL + s] < price:
+                fail(S, ERR_MARKET, r, s)
+                return
+            S[S_FREE_WORKS + s] -= labour
+            S[S_BOUGHT + s] += 1
+            V[L.V_OWNED + s * L.MAX_KINDS + kind] += 1
+            S[S_CAPITAL + s] -= price
+            pos = S[S_DECK_POS]
+            if pos < S[S_DECK_LEN]:
+                V[L.V_MARKET + slot] = deck[pos]
+                S[S_DECK_POS] = pos + 1
+            else:
+                V[L.V_MARKET + slot] = -1
+            V[L.V_DECK_LEFT] = S[S_DECK_LEN] - S[S_DECK_POS]
+        S[S_CAPITAL + s] += S[S_FREE_WORKS + s] * R[L.R_WAGE]
+        S[S_FREE_WORKS + s] = 0
+
+
+@jit
+def point_weight(R, V, s):
+    """R-A2 + D7."""
+    best = R[L.R_POINT_WEIGHT]
+    stacked = 0
+    for k in range(R[L.R_N_KINDS]):
+        count = V[L.V_OWNED + s * L.MAX_KINDS + k]
+        w = afield(R, k, L.A_ACCUSATION_WEIGHT)
+        if count > 0 and w > 0:
+            if w > best:
+                best = w
+            stacked += count * w
+    if R[L.R_MEDIA_STACKS] == 1 and stacked > 0:
+        return stacked
+    return best
+
+
+@jit
+def accusation(R, P, V, S, n, r, seed, game):
+    """R-A1..R-A5."""
+    for s in range(n):
+        write_private(V, S, s, L.DP_ACCUSE)
+        for t in range(n):
+            V[L.V_ELIGIBLE + t] = 1 if (t != s and not is_rev_accel(S, t)) else 0
+        bot = S[S_BOT + s]
+        t = dispatch.accuse(bot, R, V, P[bot], seed, game)
+        if t != -1 and (t < 0 or t >= n or V[L.V_ELIGIBLE + t] == 0):
+            fail(S, ERR_ACCUSE, r, s)
+            return
+        S[S_REQUEST + s] = t
+    for t in range(L.MAX_PLAYERS):
+        V[L.V_ELIGIBLE + t] = 0
+        S[S_WEIGHT + t] = 0
+        S[S_ACCUSERS + t] = 0
+    for s in range(n):
+        t = S[S_REQUEST + s]
+        if t >= 0:
+            S[S_WEIGHT + t] += point_weight(R, V, s)
+            S[S_ACCUSERS + t] += 1
+            V[L.V_POINTS + s * L.MAX_PLAYERS + t] += 1
+            S[S_POINTED + t] += 1
+    top = 0
+    leaders = 0
+    c = -1
+    for t in range(n):
+        w = S[S_WEIGHT + t]
+        if w > top:
+            top = w
+            leaders = 1
+            c = t
+        elif w == top:
+            leaders += 1
+    if top <= 0 or leaders != 1:  # R-A3
+        return
+    V[L.V_CORNERED_TOTAL + c] += 1
+    cost = S[S_ACCUSERS + c] * R[L.R_PAY_PER_ACCUSER]
+    if S[S_CAPITAL + c] < cost:
+        choice = 1  # R-A4: must reveal
+    else:
+        write_private(V, S, c, L.DP_CORNERED)
+        V[L.V_ACCUSERS] = S[S_ACCUSERS + c]
+        V[L.V_CORNER_COST] = cost
+        bot = S[S_BOT + c]
+        choice = dispatch.cornered(bot, R, V, P[bot], seed, game)
+        V[L.V_ACCUSERS] = 0
+        V[L.V_CORNER_COST] = 0
+        if choice != 0 and choice != 1:
+            fail(S, ERR_CORNERED, r, c)
+            return
+    if choice == 1:
+        S[S_REVEALED + c] = 1
+        V[L.V_REVEALED_AGENDA + c] = S[S_AGENDA + c]
+    else:
+        V[L.V_PAID_TOTAL + c] += 1
+        pay = R[L.R_PAY_PER_ACCUSER]
+        for s in range(n):
+            if S[S_REQUEST + s] == c:
+                S[S_CAPITAL + c] -= pay
+                S[S_CAPITAL + s] += pay
+
+
+@jit
+def end_round(V, S, n):
+    for s in range(n):
+        S[S_COMMITTED + s] = 0
+        S[S_FOG_IN_ROUND + s] = 0
+        S[S_BOUGHT + s] = 0
+    V[L.V_FIRST_PLAYER] = (V[L.V_FIRST_PLAYER] + 1) % n
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+@jit
+def band_of(R, dial):
+    """R-E2."""
+    if dial >= R[L.R_COLLAPSE]:
+        return L.COLLAPSE
+    if dial >= R[L.R_EXTREME]:
+        return L.EXTREME
+    if dial >= R[L.R_SEVERE]:
+        return L.SEVERE
+    return L.WARMING
+
+
+@jit
+def agenda_bonus(R, V, agenda, band, dial, s):
+    """R-X1."""
+    if agenda == L.STEWARD:
+        if band != L.WARMING:
+            return 0
+        steps = (R[L.R_SEVERE] - dial) // R[L.R_STEWARD_STEP]
+        return R[L.R_STEWARD_BASE] + R[L.R_STEWARD_PER_STEP] * steps
+    if agenda == L.OPPORTUNIST:
+        return R[L.R_OPPORTUNIST_SEVERE] if band == L.SEVERE else 0
+    if band == L.EXTREME:
+        heat = 0
+        for k in range(R[L.R_N_KINDS]):
+            if afield(R, k, L.A_PPM) > 0:
+                heat += V[L.V_OWNED + s * L.MAX_KINDS + k]
+        return R[L.R_ACCEL_EXTREME] + R[L.R_ACCEL_PER_HEAT_ASSET] * heat
+    return R[L.R_ACCEL_OTHER]
+
+
+@jit
+def score(R, V, S, n):
+    """R-E3 or R-E4, tie-breaks by D8."""
+    dial = V[L.V_DIAL]
+    band = band_of(R, dial)
+    start = V[L.V_FIRST_PLAYER] if R[L.R_TIEBREAK_LAST_ROUND] == 1 else R[L.R_FIRST_PLAYER]
+    winner = -1
+    if band == L.COLLAPSE:
+        best_cap = -1
+        best_bunk = -1
+        for i in range(n):
+            s = (start + i) % n
+            cap = S[S_CAPITAL + s]
+            if S[S_AGENDA + s] != L.ACCELERATIONIST or cap < R[L.R_COLLAPSE_MIN_CAPITAL]:
+                continue
+            bunk = 0
+            for k in range(R[L.R_N_KINDS]):
+                if afield(R, k, L.A_COLLAPSE_TIEBREAK) == 1:
+                    bunk += V[L.V_OWNED + s * L.MAX_KINDS + k]
+            if cap > best_cap or (cap == best_cap and bunk > best_bunk):
+                best_cap = cap
+                best_bunk = bunk
+                winner = s
+    else:
+        if band == L.WARMING:
+            f = L.A_LEGACY_WARMING
+        elif band == L.SEVERE:
+            f = L.A_LEGACY_SEVERE
+        else:
+            f = L.A_LEGACY_EXTREME
+        for s in range(n):
+            leg = S[S_CAPITAL + s] // R[L.R_CAPITAL_PER_LEGACY]
+            for k in range(R[L.R_N_KINDS]):
+                leg += V[L.V_OWNED + s * L.MAX_KINDS + k] * afield(R, k, f)
+            leg += (S[S_COOL_OPEN_T + s] + S[S_COOL_MASKED_T + s]
+                    - S[S_BURN_OPEN_T + s] - S[S_BURN_MASKED_T + s])
+            leg += agenda_bonus(R, V, S[S_AGENDA + s], band, dial, s)
+            S[S_LEGACY + s] = leg
+        best_leg = 0
+        best_cool = 0
+        for i in range(n):
+            s = (start + i) % n
+            leg = S[S_LEGACY + s]
+            cool = S[S_COOL_OPEN_T + s] + S[S_COOL_MASKED_T + s]
+            if winner < 0 or leg > best_leg or (leg == best_leg and cool > best_cool):
+                winner = s
+                best_leg = leg
+                best_cool = cool
+    S[S_WINNER] = winner
+    S[S_POT_LOST] = V[L.V_POT]
+
+
+# --------------------------------------------------------------------------- the game
+
+
+@jit
+def play_game(R, P, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
+    setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck)
+    n = S[S_N]
+    rounds = R[L.R_ROUNDS]
+    r = 0
+    for r in range(1, rounds + 1):
+        V[L.V_ROUND] = r
+        world_turn(R, V, S, n, r)
+        if S[S_OVER] == 1:
+            break
+        commit(R, P, V, S, n, r, seed, game)
+        if S[S_OVER] == 1:
+            break
+        reveal(R, V, S, n)
+        if S[S_OVER] == 1:
+            break
+        pay_burns_and_cools(R, V, S, n)
+        fog_claims(R, P, V, S, n, r, seed, game)
+        if S[S_OVER] == 1:
+            break
+        market_turns(R, P, V, S, n, r, seed, game, deck)
+        if S[S_OVER] == 1:
+            break
+        if R[L.R_ACCUSE_AFTER + r - 1] == 1:
+            accusation(R, P, V, S, n, r, seed, game)
+            if S[S_OVER] == 1:
+                break
+        if r < rounds:
+            end_round(V, S, n)
+    if S[S_ERROR] == 0:
+        score(R, V, S, n)
+    return r
+
+
+@jit
+def write_record(j, r, R, V, S, G, SE, AS):
+    n = S[S_N]
+    dial = V[L.V_DIAL]
+    flipped = 0
+    for t in range(R[L.R_N_TOKENS]):
+        flipped += V[L.V_FLIPPED + t]
+    G[j, 0] = n
+    G[j, 1] = r
+    G[j, 2] = S[S_END]
+    G[j, 3] = dial
+    G[j, 4] = band_of(R, dial)
+    G[j, 5] = S[S_WINNER]
+    G[j, 6] = V[L.V_FIRST_PLAYER]
+    G[j, 7] = flipped
+    G[j, 8] = S[S_POT_LOST]
+    G[j, 9] = S[S_ERROR]
+    band = band_of(R, dial)
+    for s in range(n):
+        SE[j, 0, s] = S[S_AGENDA + s]
+        SE[j, 1, s] = S[S_BOT + s]
+        SE[j, 2, s] = S[S_CAPITAL + s]
+        SE[j, 3, s] = S[S_LEGACY + s] if band != L.COLLAPSE else 0
+        SE[j, 4, s] = S[S_WORKS_T + s]
+        SE[j, 5, s] = S[S_COOL_OPEN_T + s]
+        SE[j, 6, s] = S[S_COOL_MASKED_T + s]
+        SE[j, 7, s] = S[S_BURN_OPEN_T + s]
+        SE[j, 8, s] = S[S_BURN_MASKED_T + s]
+        SE[j, 9, s] = S[S_MASKS + s]
+        SE[j, 10, s] = S[S_FOG_IN + s]
+        SE[j, 11, s] = S[S_FOG_REQ + s]
+        SE[j, 12, s] = S[S_FOG_REC + s]
+        SE[j, 13, s] = S[S_POINTED + s]
+        SE[j, 14, s] = V[L.V_CORNERED_TOTAL + s]
+        SE[j, 15, s] = S[S_REVEALED + s]
+        SE[j, 16, s] = V[L.V_PAID_TOTAL + s]
+        for k in range(R[L.R_N_KINDS]):
+            AS[j, s, k] = V[L.V_OWNED + s * L.MAX_KINDS + k]
+
+
+@njit(cache=True, parallel=True)
+def run_games(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, G, SE, AS):
+    """Play games first_game .. first_game + n_games - 1 into the record arrays.
+
+    Chunks of games run in parallel; each chunk allocates its state once. Every game's
+    result depends only on (rules, lineup, seed, game index), never on the chunking.
+    """
+    deck_total = 0
+    for k in range(R[L.R_N_KINDS]):
+        deck_total += R[L.R_ASSET + k * A + L.A_COUNT]
+    agenda_total = 0
+    for a in range(L.N_AGENDAS):
+        agenda_total += R[L.R_DECK + a]
+    n_chunks = (n_games + chunk - 1) // chunk
+    for c in prange(n_chunks):
+        V = np.zeros(L.V_SIZE, dtype=np.int64)
+        S = np.zeros(S_SIZE, dtype=np.int64)
+        deck = np.zeros(max(deck_total, L.MAX_MARKET), dtype=np.int64)
+        agenda_deck = np.zeros(agenda_total, dtype=np.int64)
+        lo = c * chunk
+        hi = min(lo + chunk, n_games)
+        for j in range(lo, hi):
+            r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, V, S, deck,
+                          agenda_deck)
+            write_record(j, r, R, V, S, G, SE, AS)

@@ -1,0 +1,84 @@
+"""The kernel's state layout, apart from its step functions.
+
+Each game in flight holds two int64 rows, allocated once per chunk of games and reused:
+
+- its public view `V` (layout `fbsim.layout.V_*`), kept up to date as the game goes, into
+  which the deciding seat's private fields are written just before a bot is asked (the same
+  vector the reference engine builds from scratch);
+- its hidden state `S` (indices `S_*` below): Capital, Agendas, Masks, commitments, claims.
+
+Per-game results go to one output array per record field (struct of arrays over games).
+"""
+
+from __future__ import annotations
+
+from fbsim import layout as L
+
+KERNEL_VERSION = 1
+
+P6 = L.MAX_PLAYERS
+_i = 0
+
+
+def _take(n: int = 1) -> int:
+    global _i
+    start = _i
+    _i += n
+    return start
+
+
+S_CAPITAL = _take(P6)
+S_AGENDA = _take(P6)
+S_BOT = _take(P6)
+S_MASKS = _take(P6)
+S_REVEALED = _take(P6)
+S_WORKS_T = _take(P6)
+S_COOL_OPEN_T = _take(P6)
+S_COOL_MASKED_T = _take(P6)
+S_BURN_OPEN_T = _take(P6)
+S_BURN_MASKED_T = _take(P6)
+S_FOG_IN = _take(P6)
+S_FOG_REQ = _take(P6)
+S_FOG_REC = _take(P6)
+S_POINTED = _take(P6)
+S_WORKS = _take(P6)  # this round's commitment
+S_COOL = _take(P6)
+S_BURN = _take(P6)
+S_MCOOL = _take(P6)
+S_MBURN = _take(P6)
+S_COMMITTED = _take(P6)  # 1 once this round's commitment is made
+S_FREE_WORKS = _take(P6)
+S_BOUGHT = _take(P6)
+S_FOG_IN_ROUND = _take(P6)
+S_REQUEST = _take(P6)  # this round's Fog request / Accusation target (scratch)
+S_WEIGHT = _take(P6)  # Accusation weight on each seat (scratch)
+S_ACCUSERS = _take(P6)
+S_LEGACY = _take(P6)
+S_N = _take()
+S_DECK_POS = _take()
+S_DECK_LEN = _take()
+S_END = _take()
+S_OVER = _take()
+S_WINNER = _take()
+S_POT_LOST = _take()
+S_ERROR = _take()  # 0, or an illegal decision: code * 1000 + round * 10 + seat
+S_SIZE = _take(0)
+
+del _i
+
+# S_ERROR codes: which rule an illegal bot decision broke
+ERR_COMMIT = 1  # R-C1..R-C3
+ERR_FOG = 2  # R-V5
+ERR_MARKET = 3  # R-V6
+ERR_ACCUSE = 4  # R-A1
+ERR_CORNERED = 5  # R-A4
+ERR_RULES = {ERR_COMMIT: "R-C1..R-C3", ERR_FOG: "R-V5", ERR_MARKET: "R-V6",
+             ERR_ACCUSE: "R-A1", ERR_CORNERED: "R-A4"}
+
+# game-level record columns (one int64 array each over games)
+GAME_FIELDS = ("players", "rounds_played", "end", "final_dial", "band", "winner",
+               "first_player_last", "tokens_flipped", "pot_left")
+# per-seat record columns (an int64 array [games, MAX_PLAYERS] each); assets are separate
+SEAT_FIELDS = ("agenda", "bot", "capital", "legacy", "works", "cool_open", "cool_masked",
+               "burn_open", "burn_masked", "masks_left", "fog_in", "fog_requested",
+               "fog_received", "pointed_at", "cornered", "revealed", "paid")
