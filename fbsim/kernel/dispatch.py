@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -57,6 +58,7 @@ def _load():
         os.replace(tmp, path)
     spec = importlib.util.spec_from_file_location("fbsim_bot_dispatch", path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules["fbsim_bot_dispatch"] = mod  # numba's cache re-imports it by name
     spec.loader.exec_module(mod)
     return mod
 
