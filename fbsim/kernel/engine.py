@@ -13,6 +13,7 @@ from numba import njit, prange
 
 from fbsim import layout as L
 from fbsim.kernel import dispatch
+from fbsim.kernel import layout as KL
 from fbsim.kernel.layout import (
     ERR_ACCUSE,
     ERR_COMMIT,
@@ -635,3 +636,84 @@ def run_games(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, G
             r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, V, S, deck,
                           agenda_deck)
             write_record(j, r, R, V, S, G, SE, AS)
+
+
+@jit
+def accumulate(R, V, S, r, ACC, c):
+    """Add one finished game to the counters of chunk c (records=False)."""
+    n = S[S_N]
+    dial = V[L.V_DIAL]
+    band = band_of(R, dial)
+    ACC[c, KL.AC_GAMES] += 1
+    ACC[c, KL.AC_END + S[S_END]] += 1
+    ACC[c, KL.AC_BAND + band] += 1
+    w = S[S_WINNER]
+    if w >= 0:
+        ACC[c, KL.AC_WIN_AGENDA + S[S_AGENDA + w]] += 1
+        ACC[c, KL.AC_WIN_SEAT + w] += 1
+        ACC[c, KL.AC_WIN_BOT + S[S_BOT + w]] += 1
+    else:
+        ACC[c, KL.AC_NOBODY] += 1
+    seen0 = 0
+    seen1 = 0
+    seen2 = 0
+    for s in range(n):
+        a = S[S_AGENDA + s]
+        ACC[c, KL.AC_SEATS_BOT + S[S_BOT + s]] += 1
+        ACC[c, KL.AC_DEALT + a] += 1
+        if a == 0:
+            seen0 = 1
+        elif a == 1:
+            seen1 = 1
+        else:
+            seen2 = 1
+        ACC[c, KL.AC_CAPITAL_SUM + a] += S[S_CAPITAL + s]
+        if band != L.COLLAPSE:
+            ACC[c, KL.AC_LEGACY_SUM + a] += S[S_LEGACY + s]
+            ACC[c, KL.AC_LEGACY_N + a] += 1
+        ACC[c, KL.AC_MASKS_USED] += R[L.R_MASKS] - S[S_MASKS + s]
+        ACC[c, KL.AC_FOG_IN] += S[S_FOG_IN + s]
+        ACC[c, KL.AC_FOG_REQUESTED] += S[S_FOG_REQ + s]
+        ACC[c, KL.AC_FOG_RECEIVED] += S[S_FOG_REC + s]
+        over = S[S_FOG_REC + s] - S[S_FOG_IN + s]
+        if over > 0:
+            ACC[c, KL.AC_OVERCLAIM] += over
+            ACC[c, KL.AC_OVERCLAIMERS] += 1
+    ACC[c, KL.AC_GAMES_WITH_AGENDA + 0] += seen0
+    ACC[c, KL.AC_GAMES_WITH_AGENDA + 1] += seen1
+    ACC[c, KL.AC_GAMES_WITH_AGENDA + 2] += seen2
+    ACC[c, KL.AC_ROUNDS_SUM] += r
+    ACC[c, KL.AC_DIAL_SUM] += dial
+    ACC[c, KL.AC_DIAL_SQ_SUM] += dial * dial
+    b = dial - KL.DIAL_HIST_LO
+    if b < 0:
+        b = 0
+    elif b >= KL.DIAL_BINS:
+        b = KL.DIAL_BINS - 1
+    ACC[c, KL.AC_DIAL_HIST + b] += 1
+
+
+@njit(cache=True, parallel=True)
+def run_aggregate(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, ACC):
+    """Like run_games, but only counts: chunk c adds its games to ACC[c]."""
+    deck_total = 0
+    for k in range(R[L.R_N_KINDS]):
+        deck_total += R[L.R_ASSET + k * A + L.A_COUNT]
+    agenda_total = 0
+    for a in range(L.N_AGENDAS):
+        agenda_total += R[L.R_DECK + a]
+    n_chunks = (n_games + chunk - 1) // chunk
+    for c in prange(n_chunks):
+        V = np.zeros(L.V_SIZE, dtype=np.int64)
+        S = np.zeros(S_SIZE, dtype=np.int64)
+        deck = np.zeros(max(deck_total, L.MAX_MARKET), dtype=np.int64)
+        agenda_deck = np.zeros(agenda_total, dtype=np.int64)
+        lo = c * chunk
+        hi = min(lo + chunk, n_games)
+        for j in range(lo, hi):
+            r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, V, S, deck,
+                          agenda_deck)
+            if S[S_ERROR] != 0:
+                ACC[c, KL.AC_GAMES] = -(first_game + j) - 1  # flag the first bad game
+                break
+            accumulate(R, V, S, r, ACC, c)

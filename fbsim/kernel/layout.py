@@ -82,3 +82,36 @@ GAME_FIELDS = ("players", "rounds_played", "end", "final_dial", "band", "winner"
 SEAT_FIELDS = ("agenda", "bot", "capital", "legacy", "works", "cool_open", "cool_masked",
                "burn_open", "burn_masked", "masks_left", "fog_in", "fog_requested",
                "fog_received", "pointed_at", "cornered", "revealed", "paid")
+
+# ------------------------------------------------------------------ aggregate counters
+# records=False: one int64 row of counters per chunk of games, summed at the end, so memory
+# does not grow with the number of games.
+MAX_BOTS = 16
+DIAL_HIST_LO = 0  # the Dial histogram has one bin per ppm from here (clipped at both ends)
+DIAL_BINS = 1024
+_i = 0
+AC_GAMES = _take()
+AC_END = _take(3)  # by L.END_*
+AC_BAND = _take(4)  # by L.BAND
+AC_WIN_AGENDA = _take(3)
+AC_NOBODY = _take()  # everyone loses
+AC_WIN_SEAT = _take(P6)
+AC_WIN_BOT = _take(MAX_BOTS)
+AC_SEATS_BOT = _take(MAX_BOTS)  # seats played by each bot (denominator of its win rate)
+AC_DEALT = _take(3)  # seats dealt each Agenda
+AC_GAMES_WITH_AGENDA = _take(3)  # games with at least one seat of the Agenda
+AC_LEGACY_SUM = _take(3)  # by Agenda, survival games only
+AC_LEGACY_N = _take(3)
+AC_CAPITAL_SUM = _take(3)
+AC_ROUNDS_SUM = _take()
+AC_DIAL_SUM = _take()
+AC_DIAL_SQ_SUM = _take()
+AC_MASKS_USED = _take()
+AC_FOG_IN = _take()
+AC_FOG_REQUESTED = _take()
+AC_FOG_RECEIVED = _take()
+AC_OVERCLAIM = _take()  # sum over seats of max(0, received - put in)
+AC_OVERCLAIMERS = _take()  # seats that received more than they put in
+AC_DIAL_HIST = _take(DIAL_BINS)
+AC_SIZE = _take(0)
+del _i
