@@ -143,6 +143,38 @@ def replay_cmd(
         typer.echo(narrate(rec, rules, title), nl=False)
 
 
+@app.command("bench")
+def bench_cmd(
+    players: Annotated[str, typer.Option(help="Table sizes to measure, e.g. 3..6 or 4.")
+                       ] = "3..6",
+    games: Annotated[int, typer.Option(help="Kernel games per measurement.", min=1)
+                     ] = 200_000,
+    ref_games: Annotated[int, typer.Option(help="Reference-engine games per measurement.",
+                                           min=1)] = 300,
+    compile_times: Annotated[bool, typer.Option(
+        "--compile/--no-compile", help="Also time a cold compile and a warm start.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")
+                       ] = False,
+    rules_file: RulesOpt = None,
+    set_: SetOpt = None,
+):
+    """Measure games per second: kernel on 1 thread and on all threads, reference engine.
+
+    Figures are measured in one run, so read them as ratios; the machine's other load moves
+    the absolute numbers.
+    """
+    from fbsim.bench import format_bench, run_bench
+
+    base = _rules(rules_file, set_)
+    sizes = [n for n in _players_range(players) if n is not None]
+    for n in sizes:
+        if not 3 <= n <= 6:
+            raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
+    echo = None if as_json else (lambda m: typer.echo(m, err=True))
+    res = run_bench(sizes, games, ref_games, base, compile_times=compile_times, echo=echo)
+    typer.echo(json.dumps(res, indent=1) if as_json else format_bench(res))
+
+
 def version_callback(value: bool):
     if value:
         typer.echo(f"fbsim {__version__}")

@@ -1,0 +1,105 @@
+"""`fbsim bench`: games per second of the kernel (1 thread, all threads) and of the reference
+engine, per table size, measured in one run, plus the kernel's cold compile and warm start.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numba
+
+from fbsim.kernel import simulate
+from fbsim.lineup import Lineup
+from fbsim.reference.engine import play_game
+from fbsim.rules import Rules, load_rules
+
+_START_SNIPPET = """
+import time
+t0 = time.perf_counter()
+from fbsim.rules import load_rules
+from fbsim.kernel import simulate
+simulate(load_rules(), n_games=1, records=False)
+print(time.perf_counter() - t0)
+"""
+
+
+def time_to_first_game(cache_dir: str | None) -> float:
+    """Seconds from a fresh interpreter to its first kernel game (subprocess).
+
+    cache_dir=None uses the normal cache (warm start); a new empty folder forces a cold
+    compile of everything.
+    """
+    env = dict(os.environ)
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = cache_dir
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", _START_SNIPPET], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    wall = time.perf_counter() - t0
+    return max(float(out.strip().splitlines()[-1]), 0.0) if out.strip() else wall
+
+
+def kernel_rate(rules: Rules, lineup: Lineup, games: int, threads: int, seed: int = 1) -> float:
+    prev = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        simulate(rules, lineup, seed, n_games=min(games, 2000), records=False)  # warm
+        t0 = time.perf_counter()
+        simulate(rules, lineup, seed, n_games=games, records=False)
+        return games / (time.perf_counter() - t0)
+    finally:
+        numba.set_num_threads(prev)
+
+
+def reference_rate(rules: Rules, lineup: Lineup, games: int, seed: int = 1) -> float:
+    play_game(rules, lineup, seed, 0)  # warm
+    t0 = time.perf_counter()
+    for i in range(games):
+        play_game(rules, lineup, seed, i)
+    return games / (time.perf_counter() - t0)
+
+
+def run_bench(players=(3, 4, 5, 6), games: int = 200_000, ref_games: int = 300,
+              base: Rules | None = None, lineup: Lineup | None = None,
+              compile_times: bool = True, echo=None) -> dict:
+    lineup = lineup or Lineup()
+    all_threads = numba.config.NUMBA_NUM_THREADS
+    result: dict = {"threads": all_threads, "games": games, "ref_games": ref_games,
+                    "players": {}}
+    if compile_times:
+        with tempfile.TemporaryDirectory() as d:
+            if echo:
+                echo("timing a cold compile (fresh cache, a minute or so) ...")
+            result["cold_start_s"] = time_to_first_game(d)
+        result["warm_start_s"] = time_to_first_game(None)
+    for n in players:
+        rules = load_rules(base=base, sets=[f"players={n}"])
+        if echo:
+            echo(f"{n} players ...")
+        one = kernel_rate(rules, lineup, games, 1)
+        many = kernel_rate(rules, lineup, games, all_threads)
+        ref = reference_rate(rules, lineup, ref_games)
+        result["players"][n] = {
+            "kernel_1_thread": one, "kernel_all_threads": many, "reference": ref,
+            "scaling": many / one, "kernel_vs_reference": one / ref,
+        }
+    return result
+
+
+def format_bench(res: dict) -> str:
+    lines = [f"fbsim bench: kernel on 1 and {res['threads']} threads ({res['games']:,} games "
+             f"each), reference engine ({res['ref_games']} games); default lineup"]
+    if "cold_start_s" in res:
+        lines.append(f"  cold compile (empty cache) to first game: {res['cold_start_s']:.1f} s;"
+                     f" warm start (cached): {res['warm_start_s']:.1f} s")
+    lines.append(f"  {'players':>7} {'1 thread':>12} {str(res['threads']) + ' threads':>12} "
+                 f"{'scaling':>8} {'reference':>10} {'kernel/ref':>11}")
+    for n, r in res["players"].items():
+        lines.append(f"  {n:>7} {r['kernel_1_thread']:>10,.0f}/s {r['kernel_all_threads']:>10,.0f}"
+                     f"/s {r['scaling']:>7.2f}x {r['reference']:>8,.0f}/s "
+                     f"{r['kernel_vs_reference']:>10,.0f}x")
+    return "\n".join(lines)
