@@ -1,0 +1,74 @@
+"""Unit tests of the kernel's pieces against the reference engine's functions."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fbsim import layout as L
+from fbsim.kernel import engine as K
+from fbsim.kernel.lockstep import field_name, first_difference
+from fbsim.lineup import parse_lineup
+from fbsim.reference import engine as E
+from fbsim.reference.state import Game
+from fbsim.rules import load_rules, rules_vector
+
+R4 = rules_vector(load_rules())
+
+
+@settings(deadline=None)
+@given(st.integers(300, 700))
+def test_R_E2_band_of_matches_reference(dial):
+    assert K.band_of(R4, dial) == E.band_of(R4, dial)
+
+
+@settings(deadline=None)
+@given(st.integers(0, 2), st.integers(380, 620), st.lists(st.integers(0, 3), min_size=5,
+                                                          max_size=5))
+def test_R_X1_agenda_bonus_matches_reference(agenda, dial, owned):
+    band = E.band_of(R4, dial)
+    V = np.zeros(L.V_SIZE, dtype=np.int64)
+    V[L.V_OWNED + 2 * L.MAX_KINDS:L.V_OWNED + 2 * L.MAX_KINDS + 5] = owned
+    assert K.agenda_bonus(R4, V, agenda, band, dial, 2) == E.agenda_bonus(R4, agenda, band,
+                                                                          dial, owned)
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=5, max_size=5), st.booleans())
+def test_R_A2_D7_point_weight_matches_reference(owned, stacks):
+    rules = load_rules(sets=[f"accusation.media_stacks={'true' if stacks else 'false'}"])
+    R = rules_vector(rules)
+    V = np.zeros(L.V_SIZE, dtype=np.int64)
+    V[L.V_OWNED + L.MAX_KINDS:L.V_OWNED + L.MAX_KINDS + 5] = owned
+    g = E.setup(rules, [0, 1, 2, 0], list(range(5)) * 3, ["hoarder"] * 4, 0, 0, False)
+    g.seats[1].owned = list(owned)
+    assert isinstance(g, Game)
+    assert K.point_weight(R, V, 1) == E.point_weight(g, 1)
+
+
+def test_lockstep_finds_no_difference_on_sample_games():
+    for n, lineup in ((3, None), (4, "random"), (6, None)):
+        rules = load_rules(sets=[f"players={n}"])
+        for game in range(3):
+            assert first_difference(rules, parse_lineup(lineup), 9, game) is None
+
+
+def test_lockstep_reports_field_round_and_step(monkeypatch):
+    # break the reference's wage (R-V6) and check the report names the field and the step
+    rules = load_rules()
+    orig = E.market_turns
+
+    def bad_market(g, policies):
+        orig(g, policies)
+        g.seats[0].capital += 1
+
+    monkeypatch.setattr(E, "market_turns", bad_market)
+    msg = first_difference(rules, None, 1, 0)
+    assert msg is not None
+    assert msg.startswith("round 1, after market: V_MY_CAPITAL (view of seat 0)")
+
+
+def test_field_names():
+    assert field_name(L.V_DIAL) == "V_DIAL"
+    assert field_name(L.V_OWNED + 9) == "V_OWNED[9]"
