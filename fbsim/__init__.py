@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 __version__ = "0.1.0"
@@ -21,6 +22,8 @@ def _source_digest() -> str:
     return h.hexdigest()[:16]
 
 
-if "NUMBA_CACHE_DIR" not in os.environ:
+if not os.environ.get("NUMBA_CACHE_DIR"):
     _base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     os.environ["NUMBA_CACHE_DIR"] = str(_base / "fbsim" / "numba" / _source_digest())
+    if "numba" in sys.modules:  # numba read its settings before fbsim was imported
+        sys.modules["numba"].config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]

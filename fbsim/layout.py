@@ -14,7 +14,7 @@ constants under numba. Bump ``LAYOUT_VERSION`` whenever an index changes.
 
 from __future__ import annotations
 
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 
 MAX_PLAYERS = 6
 MAX_ROUNDS = 16
@@ -152,6 +152,7 @@ V_FOG_BURN_TOTAL = _take()
 V_LAST_FOG_COOL = _take()
 V_LAST_FOG_BURN = _take()
 V_REVEALS = _take()  # number of reveals so far
+V_WORLD_PROJECTION = _take()  # the Dial after the world turns to come, if no chip is added
 V_POINTS = _take(MAX_PLAYERS * MAX_PLAYERS)  # past points: pointer * MAX_PLAYERS + target
 V_CORNERED_TOTAL = _take(MAX_PLAYERS)
 V_PAID_TOTAL = _take(MAX_PLAYERS)  # times a cornered player chose to pay

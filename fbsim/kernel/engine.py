@@ -57,7 +57,7 @@ from fbsim.kernel.layout import (
     S_WORKS,
     S_WORKS_T,
 )
-from fbsim.policies.common import commit_is_legal
+from fbsim.policies.common import commit_is_legal, project_world
 from fbsim.rng import shuffle_in_place
 
 jit = njit(cache=True, nogil=True)
@@ -145,6 +145,7 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
     V[L.V_DIAL] = R[L.R_DIAL_START]  # R-S1
     for t in range(R[L.R_N_TOKENS]):
         V[L.V_FLIPPED + t] = R[L.R_TOKEN_START_FLIPPED + t]
+    V[L.V_WORLD_PROJECTION] = project_world(R, V)
     first = R[L.R_FIRST_PLAYER]  # D9
     V[L.V_FIRST_PLAYER] = first
     V[L.V_SEAT] = -1
@@ -204,6 +205,7 @@ def world_turn(R, V, S, n, r):
     V[L.V_DIAL] += delta
     apply_floor(R, V)
     flip_tokens(R, V)
+    V[L.V_WORLD_PROJECTION] = project_world(R, V)
     if V[L.V_DIAL] >= R[L.R_COLLAPSE]:  # R-W4
         S[S_OVER] = 1
         S[S_END] = L.END_COLLAPSE_WORLD
@@ -275,6 +277,7 @@ def reveal(R, V, S, n):
     V[L.V_DIAL] += all_burn * R[L.R_BURN_PPM] - all_cool * R[L.R_COOL_PPM]
     apply_floor(R, V)
     flip_tokens(R, V)
+    V[L.V_WORLD_PROJECTION] = project_world(R, V)
     if V[L.V_DIAL] >= R[L.R_COLLAPSE]:
         S[S_OVER] = 1
         S[S_END] = L.END_COLLAPSE_REVEAL
@@ -353,6 +356,7 @@ def market_turns(R, P, V, S, n, r, seed, game, deck):
             else:
                 V[L.V_MARKET + slot] = -1
             V[L.V_DECK_LEFT] = S[S_DECK_LEN] - S[S_DECK_POS]
+            V[L.V_WORLD_PROJECTION] = project_world(R, V)
         S[S_CAPITAL + s] += S[S_FREE_WORKS + s] * R[L.R_WAGE]
         S[S_FREE_WORKS + s] = 0
 

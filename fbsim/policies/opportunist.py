@@ -22,7 +22,6 @@ from fbsim.policies.common import (
     max_affordable_cool,
     most_by,
     others_net_per_round,
-    project_world,
 )
 
 P_AIM_OFFSET = 0
@@ -41,7 +40,7 @@ def aim(R, P):
 def gap(R, V, P):
     """Projected final Dial minus the aim (positive: too hot)."""
     left = chip_rounds_left(R, V)
-    proj = project_world(R, V) + others_net_per_round(R, V, 0.0) * left
+    proj = V[L.V_WORLD_PROJECTION] + others_net_per_round(R, V, 0.0) * left
     return proj - aim(R, P)
 
 

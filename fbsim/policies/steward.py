@@ -21,7 +21,6 @@ from fbsim.policies.common import (
     max_affordable_cool,
     most_by,
     others_net_per_round,
-    project_world,
 )
 
 P_MARGIN = 0
@@ -34,7 +33,7 @@ P_RESERVE = 4
 @shared
 def commit(R, V, P, seed, game):
     left = chip_rounds_left(R, V)
-    proj = project_world(R, V) + others_net_per_round(R, V, 0.0) * left
+    proj = V[L.V_WORLD_PROJECTION] + others_net_per_round(R, V, 0.0) * left
     target = R[L.R_SEVERE] - 1 - P[P_MARGIN]
     agents = R[L.R_AGENTS]
     cool = 0
