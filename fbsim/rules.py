@@ -472,7 +472,25 @@ def _load(path, sets, base, overrides) -> Rules:
     for item in sets:
         key, value = parse_set(item)
         data = _merge(data, _nest(key, value), "", Rules, "--set")
+    _fit_to_rounds(data)
     return validate_dict(data)
+
+
+def _fit_to_rounds(data: dict) -> None:
+    """A shorter game keeps the tables nobody set: the first `rounds` baselines (D1), and
+    only the Accusations that still have a round after them (R-E1)."""
+    rounds = data.get("rounds")
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
+        return
+    given = _ORIGINS or {}
+    for n in range(3, 7):
+        table = data.get("baseline", {}).get(f"p{n}")
+        if f"baseline.p{n}" not in given and isinstance(table, list) and len(table) > rounds:
+            data["baseline"] = {**data["baseline"], f"p{n}": table[:rounds]}
+    acc = data.get("accusation", {}).get("rounds")
+    if "accusation.rounds" not in given and isinstance(acc, list):
+        data["accusation"] = {**data["accusation"],
+                              "rounds": [a for a in acc if isinstance(a, int) and a < rounds]}
 
 
 def validate_dict(data: Mapping, source: str = "rules") -> Rules:

@@ -69,7 +69,8 @@ BAD_SETS = [
     (["--set", "bots.fog-grabber.greed=2"], "bots.fog-grabber.greed", "<= 1"),
     (["--set", "bots.fog-grabber.gred=0.5"], "bots.fog-grabber.gred", "did you mean 'greed'"),
     (["--set", "accusation.rounds=[3, 8]"], "accusation.rounds[1]", "1 to 7"),
-    (["--set", "rounds=6"], "baseline.p3", "rounds is 6"),
+    (["--set", "rounds=10"], "baseline.p3", "rounds is 10"),
+    (["--set", "rounds=6", "--set", "baseline.p4=[1, 2]"], "baseline.p4", "rounds is 6"),
     (["--set", "scoring.tiebreak_first_player=first"], "scoring.tiebreak_first_player",
      "last-round, round-1"),
     (["--set", "nokey"], "nokey", "path=value"),
@@ -173,6 +174,15 @@ def test_replay_bad_script_names_round_seat_rule(capsys, tmp_path):
     code, _, err = run(capsys, "replay", "--script", str(f))
     assert code == 2
     assert "round 1" in err and "seat 2" in err and "R-C2" in err
+
+
+def test_shorter_game_keeps_the_tables_nobody_set(capsys):
+    # D1: the first 4 baselines; R-E1: only the Accusation after round 3 still has a round
+    r = load_rules(sets=["rounds=4"])
+    assert r.baseline.p3 == (7, 7, 8, 9) and r.baseline.p6 == (13, 13, 14, 15)
+    assert r.accusation.rounds == (3,)
+    r = load_rules(sets=["rounds=4", "baseline.p5=[1, 1, 1, 1]"])
+    assert r.baseline.p5 == (1, 1, 1, 1) and r.baseline.p4 == (9, 9, 10, 11)
 
 
 def test_bots_lists_every_bot(capsys):

@@ -133,3 +133,31 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) 
             if diff:
                 return diff
     return None
+
+
+def record_difference(rec, cols: dict, i: int) -> str | None:
+    """The first field where the reference record `rec` differs from row i of the kernel's
+    columns, or None."""
+    from fbsim.kernel.dispatch import bot_id
+
+    d = rec.as_dict()
+    game = {"end": L.END_NAMES.index(d["end"]), "band": L.BAND_NAMES.index(d["band"])}
+    for f in ("players", "rounds_played", "end", "final_dial", "band", "winner",
+              "first_player_last", "tokens_flipped", "pot_left"):
+        want = game.get(f, d[f])
+        if int(cols[f][i]) != want:
+            return f"{f}: reference {want} != kernel {int(cols[f][i])}"
+    for s, seat in enumerate(d["seats"]):
+        want_seat = {"agenda": L.AGENDA_NAMES.index(seat["agenda"]),
+                     "bot": bot_id(seat["bot"])}
+        for f in ("agenda", "bot", "capital", "legacy", "works", "cool_open", "cool_masked",
+                  "burn_open", "burn_masked", "masks_left", "fog_in", "fog_requested",
+                  "fog_received", "pointed_at", "cornered", "revealed", "paid"):
+            want = want_seat.get(f, seat.get(f))
+            if int(cols[f][i, s]) != want:
+                return f"{f} of seat {s}: reference {want} != kernel {int(cols[f][i, s])}"
+        for k, (kind, want) in enumerate(seat["assets"].items()):
+            if int(cols["assets"][i, s, k]) != want:
+                return (f"assets[{kind}] of seat {s}: reference {want} != kernel "
+                        f"{int(cols['assets'][i, s, k])}")
+    return None

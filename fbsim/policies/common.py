@@ -153,8 +153,8 @@ def clamp(x, lo, hi):
 
 @shared
 def ceil_div_pos(a, b):
-    """ceil(a / b) for floats, 0 when a <= 0."""
-    if a <= 0:
+    """ceil(a / b) for floats, 0 when a <= 0 or b <= 0 (a job that moves no ppm)."""
+    if a <= 0 or b <= 0:
         return 0
     q = int(a / b)
     if q * b < a:
