@@ -6,8 +6,6 @@ the rules vector R and the deciding player's view V.
 
 from __future__ import annotations
 
-import numpy as np
-
 from fbsim import layout as L
 from fbsim.jit import shared
 from fbsim.rng import below
@@ -86,19 +84,22 @@ def project_world(R, V):
     projection crosses their thresholds, R-W3) and the ppm of owned assets.
     """
     dial = V[L.V_DIAL]
-    flipped = np.zeros(L.MAX_TOKENS, dtype=np.int64)
+    n_tokens = R[L.R_N_TOKENS]
+    flipped = 0  # bit t: token t is flipped (no allocation: this runs in the kernel's loop)
     n_flipped = 0
-    for t in range(R[L.R_N_TOKENS]):
-        flipped[t] = V[L.V_FLIPPED + t]
-        n_flipped += flipped[t]
+    for t in range(n_tokens):
+        if V[L.V_FLIPPED + t] == 1:
+            flipped |= 1 << t
+            n_flipped += 1
     ppm = table_asset_ppm(R, V)
     for r in range(V[L.V_ROUND], R[L.R_ROUNDS]):  # world turns of rounds round+1 .. last
         dial += R[L.R_BASELINE + r] + R[L.R_BASELINE_OFFSET]
         dial += n_flipped * R[L.R_TOKEN_PENALTY] + ppm
-        for t in range(R[L.R_N_TOKENS]):
-            if flipped[t] == 0 and dial >= R[L.R_TOKEN_THRESHOLD + t]:
-                flipped[t] = 1
-                n_flipped += 1
+        if n_flipped < n_tokens:
+            for t in range(n_tokens):
+                if (flipped >> t) & 1 == 0 and dial >= R[L.R_TOKEN_THRESHOLD + t]:
+                    flipped |= 1 << t
+                    n_flipped += 1
     return dial
 
 

@@ -15,8 +15,8 @@ from fbsim.jit import shared
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
     ceil_div_pos,
-    chip_rounds_left,
     cheapest_slot,
+    chip_rounds_left,
     clamp,
     mask_split,
     max_affordable_cool,
