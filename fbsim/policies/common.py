@@ -188,9 +188,10 @@ def most_by(R, V, base, minimum):
 
 
 @shared
-def cheapest_slot(R, V, sign, reserve):
-    """The cheapest affordable market slot whose asset's ppm has this sign (-1, 0, +1),
-    keeping `reserve` Capital; -1 if none. Ties: the lowest slot."""
+def cheapest_slot(R, V, sign, reserve, min_income):
+    """The cheapest affordable market slot whose asset's ppm has this sign (-1, 0, +1) and
+    whose income is at least `min_income`, keeping `reserve` Capital; -1 if none. Ties: the
+    lowest slot."""
     best = -1
     best_price = 1 << 40
     for m in range(R[L.R_MARKET_SIZE]):
@@ -200,7 +201,9 @@ def cheapest_slot(R, V, sign, reserve):
         ppm = asset_field(R, kind, L.A_PPM)
         s = 1 if ppm > 0 else (-1 if ppm < 0 else 0)
         price = asset_field(R, kind, L.A_PRICE)
-        if s == sign and V[L.V_MY_CAPITAL] - price >= reserve and price < best_price:
+        if s != sign or asset_field(R, kind, L.A_INCOME) < min_income:
+            continue
+        if V[L.V_MY_CAPITAL] - price >= reserve and price < best_price:
             best = m
             best_price = price
     return best

@@ -43,7 +43,7 @@ def market(R, V, P, seed, game):
     if V[L.V_ROUND] >= R[L.R_ROUNDS]:
         return -1
     reserve = R[L.R_COLLAPSE_MIN_CAPITAL] + int(P[P_RESERVE_EXTRA])
-    return cheapest_slot(R, V, 1, reserve)
+    return cheapest_slot(R, V, 1, reserve, 0)
 
 
 @shared

@@ -73,13 +73,13 @@ def market(R, V, P, seed, game):
         return -1
     g = gap(R, V, P)
     if g > P[P_TOLERANCE]:
-        slot = cheapest_slot(R, V, -1, 0)
+        slot = cheapest_slot(R, V, -1, 0, 0)
     elif g < -P[P_TOLERANCE]:
-        slot = cheapest_slot(R, V, 1, 0)
+        slot = cheapest_slot(R, V, 1, 0, 0)
     else:
         slot = -1
     if slot < 0 and R[L.R_ROUNDS] - V[L.V_ROUND] >= int(P[P_PAYBACK]):
-        slot = cheapest_slot(R, V, 0, 0)
+        slot = cheapest_slot(R, V, 0, 0, 1)  # an asset that pays, and moves no ppm
     return slot
 
 

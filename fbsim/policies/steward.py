@@ -59,7 +59,7 @@ def market(R, V, P, seed, game):
     # cooling assets only, and only while a world turn is still to come (R-W1)
     if V[L.V_ROUND] >= R[L.R_ROUNDS]:
         return -1
-    return cheapest_slot(R, V, -1, int(P[P_RESERVE]))
+    return cheapest_slot(R, V, -1, int(P[P_RESERVE]), 0)
 
 
 @shared
