@@ -42,7 +42,8 @@ def commit(R, V, P, seed, game):
         cool = ceil_div_pos(proj - target, R[L.R_COOL_PPM] * left)
         cool = max_affordable_cool(R, V, clamp(cool, 0, agents), 0)
     elif target - proj >= P[P_BURN_SLACK] and R[L.R_BURN_PPM] > 0:
-        burn = clamp(int((target - proj) / (R[L.R_BURN_PPM] * left)), 0, int(P[P_MAX_BURN]))
+        most = clamp(int(P[P_MAX_BURN]), 0, agents)  # R-C1: never more chips than Agents
+        burn = clamp(int((target - proj) / (R[L.R_BURN_PPM] * left)), 0, most)
     want_mb = burn if P[P_MASK_BURNS] > 0 else 0
     mb, mc = mask_split(V, burn, cool, want_mb, 0)
     return agents - cool - burn, cool, burn, mc, mb
