@@ -53,16 +53,22 @@ DP_CORNERED = 5
 PURPOSE_AGENDA_DEAL = 10  # R-S4
 PURPOSE_ASSET_SHUFFLE = 11  # R-S5
 
+
+
+class Fields:
+    """Hands out consecutive indices of a flat vector: `take(n)` reserves n slots."""
+
+    def __init__(self):
+        self.size = 0
+
+    def take(self, n: int = 1) -> int:
+        start = self.size
+        self.size += n
+        return start
+
+
 # ---------------------------------------------------------------- rules vector
-_i = 0
-
-
-def _take(n: int = 1) -> int:
-    global _i
-    start = _i
-    _i += n
-    return start
-
+_take = Fields().take
 
 R_PLAYERS = _take()
 R_ROUNDS = _take()
@@ -128,7 +134,7 @@ ASSET_STRIDE = 9
 R_SIZE = _take(0)
 
 # ---------------------------------------------------------------- view vector
-_i = 0
+_take = Fields().take
 # public (R-I1)
 V_DECISION = _take()  # DP_* of the question asked
 V_ROUND = _take()  # 1-based
@@ -180,5 +186,4 @@ V_SIZE = _take(0)
 
 # first index of the private part: everything from here on is the decider's own
 V_PRIVATE_START = V_MY_CAPITAL
-
-del _i
+del _take

@@ -615,6 +615,18 @@ def write_record(j, r, R, V, S, G, SE, AS):
             AS[j, s, k] = V[L.V_OWNED + s * L.MAX_KINDS + k]
 
 
+@jit
+def scratch_sizes(R):
+    """Lengths of the per-chunk asset deck and agenda deck buffers."""
+    deck_total = 0
+    for k in range(R[L.R_N_KINDS]):
+        deck_total += R[L.R_ASSET + k * A + L.A_COUNT]
+    agenda_total = 0
+    for a in range(L.N_AGENDAS):
+        agenda_total += R[L.R_DECK + a]
+    return max(deck_total, L.MAX_MARKET), agenda_total
+
+
 @njit(cache=True, parallel=True)
 def run_games(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, G, SE, AS):
     """Play games first_game .. first_game + n_games - 1 into the record arrays.
@@ -622,17 +634,12 @@ def run_games(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, G
     Chunks of games run in parallel; each chunk allocates its state once. Every game's
     result depends only on (rules, lineup, seed, game index), never on the chunking.
     """
-    deck_total = 0
-    for k in range(R[L.R_N_KINDS]):
-        deck_total += R[L.R_ASSET + k * A + L.A_COUNT]
-    agenda_total = 0
-    for a in range(L.N_AGENDAS):
-        agenda_total += R[L.R_DECK + a]
+    deck_total, agenda_total = scratch_sizes(R)
     n_chunks = (n_games + chunk - 1) // chunk
     for c in prange(n_chunks):
         V = np.zeros(L.V_SIZE, dtype=np.int64)
         S = np.zeros(S_SIZE, dtype=np.int64)
-        deck = np.zeros(max(deck_total, L.MAX_MARKET), dtype=np.int64)
+        deck = np.zeros(deck_total, dtype=np.int64)
         agenda_deck = np.zeros(agenda_total, dtype=np.int64)
         lo = c * chunk
         hi = min(lo + chunk, n_games)
@@ -700,17 +707,12 @@ def accumulate(R, V, S, r, ACC, c):
 @njit(cache=True, parallel=True)
 def run_aggregate(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, ACC):
     """Like run_games, but only counts: chunk c adds its games to ACC[c]."""
-    deck_total = 0
-    for k in range(R[L.R_N_KINDS]):
-        deck_total += R[L.R_ASSET + k * A + L.A_COUNT]
-    agenda_total = 0
-    for a in range(L.N_AGENDAS):
-        agenda_total += R[L.R_DECK + a]
+    deck_total, agenda_total = scratch_sizes(R)
     n_chunks = (n_games + chunk - 1) // chunk
     for c in prange(n_chunks):
         V = np.zeros(L.V_SIZE, dtype=np.int64)
         S = np.zeros(S_SIZE, dtype=np.int64)
-        deck = np.zeros(max(deck_total, L.MAX_MARKET), dtype=np.int64)
+        deck = np.zeros(deck_total, dtype=np.int64)
         agenda_deck = np.zeros(agenda_total, dtype=np.int64)
         lo = c * chunk
         hi = min(lo + chunk, n_games)

@@ -17,15 +17,7 @@ from fbsim import layout as L
 KERNEL_VERSION = 1
 
 P6 = L.MAX_PLAYERS
-_i = 0
-
-
-def _take(n: int = 1) -> int:
-    global _i
-    start = _i
-    _i += n
-    return start
-
+_take = L.Fields().take
 
 S_CAPITAL = _take(P6)
 S_AGENDA = _take(P6)
@@ -64,8 +56,6 @@ S_POT_LOST = _take()
 S_ERROR = _take()  # 0, or an illegal decision: code * 1000 + round * 10 + seat
 S_SIZE = _take(0)
 
-del _i
-
 # S_ERROR codes: which rule an illegal bot decision broke
 ERR_COMMIT = 1  # R-C1..R-C3
 ERR_FOG = 2  # R-V5
@@ -89,7 +79,7 @@ SEAT_FIELDS = ("agenda", "bot", "capital", "legacy", "works", "cool_open", "cool
 MAX_BOTS = 16
 DIAL_HIST_LO = 0  # the Dial histogram has one bin per ppm from here (clipped at both ends)
 DIAL_BINS = 1024
-_i = 0
+_take = L.Fields().take
 AC_GAMES = _take()
 AC_END = _take(3)  # by L.END_*
 AC_BAND = _take(4)  # by L.BAND
@@ -114,4 +104,4 @@ AC_OVERCLAIM = _take()  # sum over seats of max(0, received - put in)
 AC_OVERCLAIMERS = _take()  # seats that received more than they put in
 AC_DIAL_HIST = _take(DIAL_BINS)
 AC_SIZE = _take(0)
-del _i
+del _take

@@ -270,7 +270,8 @@ def pay_burns(g: Game) -> None:
         to_pot = c.masked_burn * int(g.R[L.R_FOG_PER_MASKED_BURN])
         seat.fog_in += to_pot
         seat.fog_in_round = to_pot
-        transfer(g, BANK, POT, to_pot, f"{c.masked_burn} masked BURN (seat {s}'s, hidden from the table)", "reveal")
+        transfer(g, BANK, POT, to_pot,
+                 f"{c.masked_burn} masked BURN (seat {s}'s, hidden from the table)", "reveal")
 
 
 def pay_cools(g: Game) -> None:
