@@ -187,7 +187,7 @@ def _d3() -> dict[str, Asset]:
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Rules:
     players: int = F(4, "R-S6: players at the table", 3, 6)
     rounds: int = F(8, "R-S6: rounds at most", 1, L.MAX_ROUNDS)
@@ -219,6 +219,16 @@ class Rules:
 
             object.__setattr__(self, "bots", default_bot_params())
 
+    def __eq__(self, other):
+        # the order of the asset kinds matters (it is their index in the deck), which a
+        # plain dict comparison would ignore
+        if not isinstance(other, Rules):
+            return NotImplemented
+        return _canonical(self) == _canonical(other)
+
+    def __hash__(self):
+        return hash(_canonical(self))
+
     # convenience views
     @property
     def asset_names(self) -> tuple[str, ...]:
@@ -245,10 +255,16 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
+def _canonical(rules: Rules) -> str:
+    """The rules as canonical JSON: keys sorted, except the asset kinds, kept in order."""
+    d = to_dict(rules)
+    d["assets"] = [[name, fields] for name, fields in d["assets"].items()]
+    return json.dumps(d, sort_keys=True, separators=(",", ":"))
+
+
 def rules_hash(rules: Rules) -> str:
     """A stable 16-hex-digit hash of the effective rules (identifies them in every output)."""
-    blob = json.dumps(to_dict(rules), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return hashlib.sha256(_canonical(rules).encode()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------- loading
