@@ -12,7 +12,10 @@ import numba
 import numpy as np
 from numba import njit
 
-shared = njit(cache=True, nogil=True)
+# _nrt=False: shared functions never allocate, so numba need not reference-count the arrays
+# they are passed; that bookkeeping (atomic increments at every call) was a third of the
+# kernel's time.
+shared = njit(cache=True, nogil=True, _nrt=False)
 
 if numba.config.DISABLE_JIT:
     # Plain-Python mode: the RNG's uint64 arithmetic wraps on purpose, as it does compiled;

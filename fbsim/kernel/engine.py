@@ -60,7 +60,8 @@ from fbsim.kernel.layout import (
 from fbsim.policies.common import commit_is_legal, project_world
 from fbsim.rng import shuffle_in_place
 
-jit = njit(cache=True, nogil=True)
+# the step functions never allocate (see fbsim.jit.shared): no reference counting
+jit = njit(cache=True, nogil=True, _nrt=False)
 
 A = L.ASSET_STRIDE
 
