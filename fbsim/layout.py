@@ -14,7 +14,7 @@ constants under numba. Bump ``LAYOUT_VERSION`` whenever an index changes.
 
 from __future__ import annotations
 
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 
 MAX_PLAYERS = 6
 MAX_ROUNDS = 16
@@ -158,6 +158,7 @@ V_FOG_BURN_TOTAL = _take()
 V_LAST_FOG_COOL = _take()
 V_LAST_FOG_BURN = _take()
 V_REVEALS = _take()  # number of reveals so far
+V_TABLE_PPM = _take()  # ongoing ppm of every owned asset at the table (R-W2)
 V_WORLD_PROJECTION = _take()  # the Dial after the world turns to come, if no chip is added
 V_POINTS = _take(MAX_PLAYERS * MAX_PLAYERS)  # past points: pointer * MAX_PLAYERS + target
 V_CORNERED_TOTAL = _take(MAX_PLAYERS)

@@ -41,6 +41,7 @@ from fbsim.kernel.layout import (
     S_FOG_REC,
     S_FOG_REQ,
     S_FREE_WORKS,
+    S_INCOME,
     S_LEGACY,
     S_MASKS,
     S_MBURN,
@@ -166,10 +167,9 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
 
 @jit
 def pay_income(R, V, S, n):
-    """R-W1."""
+    """R-W1 (S_INCOME holds each seat's income, kept up to date at every purchase)."""
     for s in range(n):
-        for k in range(R[L.R_N_KINDS]):
-            S[S_CAPITAL + s] += V[L.V_OWNED + s * L.MAX_KINDS + k] * afield(R, k, L.A_INCOME)
+        S[S_CAPITAL + s] += S[S_INCOME + s]
 
 
 @jit
@@ -198,11 +198,7 @@ def world_turn(R, V, S, n, r):
     for t in range(R[L.R_N_TOKENS]):
         flipped += V[L.V_FLIPPED + t]
     delta += flipped * R[L.R_TOKEN_PENALTY]
-    for k in range(R[L.R_N_KINDS]):
-        owned = 0
-        for s in range(n):
-            owned += V[L.V_OWNED + s * L.MAX_KINDS + k]
-        delta += owned * afield(R, k, L.A_PPM)
+    delta += V[L.V_TABLE_PPM]  # every owned asset's ppm, kept up to date at purchases
     V[L.V_DIAL] += delta
     apply_floor(R, V)
     flip_tokens(R, V)
@@ -349,6 +345,8 @@ def market_turns(R, P, V, S, n, r, seed, game, deck):
             S[S_FREE_WORKS + s] -= labour
             S[S_BOUGHT + s] += 1
             V[L.V_OWNED + s * L.MAX_KINDS + kind] += 1
+            V[L.V_TABLE_PPM] += afield(R, kind, L.A_PPM)
+            S[S_INCOME + s] += afield(R, kind, L.A_INCOME)
             S[S_CAPITAL + s] -= price
             pos = S[S_DECK_POS]
             if pos < S[S_DECK_LEN]:

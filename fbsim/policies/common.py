@@ -68,7 +68,8 @@ def is_eligible(V, seat):
 
 @shared
 def table_asset_ppm(R, V):
-    """Ongoing ppm of every owned asset at the table (R-W2), public."""
+    """Ongoing ppm of every owned asset at the table (R-W2), public (the view holds it as
+    V_TABLE_PPM)."""
     total = 0
     for s in range(R[L.R_PLAYERS]):
         for k in range(R[L.R_N_KINDS]):
@@ -91,7 +92,7 @@ def project_world(R, V):
         if V[L.V_FLIPPED + t] == 1:
             flipped |= 1 << t
             n_flipped += 1
-    ppm = table_asset_ppm(R, V)
+    ppm = V[L.V_TABLE_PPM]
     for r in range(V[L.V_ROUND], R[L.R_ROUNDS]):  # world turns of rounds round+1 .. last
         dial += R[L.R_BASELINE + r] + R[L.R_BASELINE_OFFSET]
         dial += n_flipped * R[L.R_TOKEN_PENALTY] + ppm

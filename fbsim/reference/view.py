@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from fbsim import layout as L
-from fbsim.policies.common import project_world
+from fbsim.policies.common import project_world, table_asset_ppm
 from fbsim.reference.state import Game
 
 
@@ -50,6 +50,7 @@ def public_view(g: Game, decision: int) -> np.ndarray:
     V[L.V_LAST_FOG_COOL], V[L.V_LAST_FOG_BURN] = g.last_fog
     V[L.V_REVEALS] = g.reveals
     # derived from the public facts above; computed once here rather than in every bot
+    V[L.V_TABLE_PPM] = table_asset_ppm(g.R, V)
     V[L.V_WORLD_PROJECTION] = project_world(g.R, V)
     return V
 
