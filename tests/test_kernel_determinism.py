@@ -72,3 +72,27 @@ def test_aggregates_stream_in_blocks_with_progress():
                    progress=seen.append)
     assert agg["games"] == 5000
     assert seen[-1] == 5000 and len(seen) > 1 and seen == sorted(seen)
+
+
+def test_numba_num_threads_1_and_2_give_the_same_bytes(tmp_path):
+    # the same records from fresh processes started with NUMBA_NUM_THREADS=1 and =2
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from fbsim.kernel import simulate\n"
+        "from fbsim.lineup import parse_lineup\n"
+        "from fbsim.rules import load_rules\n"
+        "c = simulate(load_rules(sets=['players=5']), parse_lineup(seats=['1=random']),"
+        " seed=11, n_games=400, chunk=16)\n"
+        "np.savez(sys.argv[1], **c)\n"
+    )
+    outs = []
+    for threads in ("1", "2"):
+        out = tmp_path / f"t{threads}.npz"
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads)
+        subprocess.run([sys.executable, "-c", code, str(out)], env=env, check=True)
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
