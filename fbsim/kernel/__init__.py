@@ -81,7 +81,8 @@ def _records(rules, R, P, by_agenda, seat_bot, seed, first_game, n_games, chunk)
     SE = np.zeros((n_games, len(SEAT_FIELDS), L.MAX_PLAYERS), dtype=np.int64)
     AS = np.zeros((n_games, L.MAX_PLAYERS, L.MAX_KINDS), dtype=np.int64)
     run_games(R, P, by_agenda, seat_bot, np.int64(seed), np.int64(first_game),
-              np.int64(n_games), np.int64(chunk), G, SE, AS)
+              np.int64(n_games), np.int64(chunk), True, G, SE, AS,
+              np.zeros((0, KL.AC_SIZE), dtype=np.int64))
     errors = G[:, len(GAME_FIELDS)]
     bad = np.flatnonzero(errors)
     if bad.size:
@@ -124,8 +125,11 @@ def _unpack(total: np.ndarray) -> dict:
 
 
 def _aggregate(rules, R, P, by_agenda, seat_bot, seed, first_game, n_games, chunk, progress):
-    from fbsim.kernel.engine import run_aggregate
+    from fbsim.kernel.engine import run_games
 
+    empty = (np.zeros((0, len(GAME_FIELDS) + 1), dtype=np.int64),
+             np.zeros((0, len(SEAT_FIELDS), L.MAX_PLAYERS), dtype=np.int64),
+             np.zeros((0, L.MAX_PLAYERS, L.MAX_KINDS), dtype=np.int64))
     chunks_per_block = 64
     block = chunk * chunks_per_block
     ACC = np.zeros((chunks_per_block, KL.AC_SIZE), dtype=np.int64)
@@ -134,8 +138,8 @@ def _aggregate(rules, R, P, by_agenda, seat_bot, seed, first_game, n_games, chun
     while done < n_games:
         m = min(block, n_games - done)
         ACC[:] = 0
-        run_aggregate(R, P, by_agenda, seat_bot, np.int64(seed), np.int64(first_game + done),
-                      np.int64(m), np.int64(chunk), ACC)
+        run_games(R, P, by_agenda, seat_bot, np.int64(seed), np.int64(first_game + done),
+                  np.int64(m), np.int64(chunk), False, *empty, ACC)
         if (ACC[:, KL.AC_GAMES] < 0).any():
             bad = int(-ACC[ACC[:, KL.AC_GAMES] < 0, KL.AC_GAMES].max() - 1)
             one = _records(rules, R, P, by_agenda, seat_bot, seed, bad, 1, 1)

@@ -626,28 +626,6 @@ def scratch_sizes(R):
     return max(deck_total, L.MAX_MARKET), agenda_total
 
 
-@njit(cache=True, parallel=True)
-def run_games(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, G, SE, AS):
-    """Play games first_game .. first_game + n_games - 1 into the record arrays.
-
-    Chunks of games run in parallel; each chunk allocates its state once. Every game's
-    result depends only on (rules, lineup, seed, game index), never on the chunking.
-    """
-    deck_total, agenda_total = scratch_sizes(R)
-    n_chunks = (n_games + chunk - 1) // chunk
-    for c in prange(n_chunks):
-        V = np.zeros(L.V_SIZE, dtype=np.int64)
-        S = np.zeros(S_SIZE, dtype=np.int64)
-        deck = np.zeros(deck_total, dtype=np.int64)
-        agenda_deck = np.zeros(agenda_total, dtype=np.int64)
-        lo = c * chunk
-        hi = min(lo + chunk, n_games)
-        for j in range(lo, hi):
-            r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, V, S, deck,
-                          agenda_deck)
-            write_record(j, r, R, V, S, G, SE, AS)
-
-
 @jit
 def accumulate(R, V, S, r, ACC, c):
     """Add one finished game to the counters of chunk c (records=False)."""
@@ -704,8 +682,15 @@ def accumulate(R, V, S, r, ACC, c):
 
 
 @njit(cache=True, parallel=True)
-def run_aggregate(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, ACC):
-    """Like run_games, but only counts: chunk c adds its games to ACC[c]."""
+def run_games(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, records, G, SE,
+              AS, ACC):
+    """Play games first_game .. first_game + n_games - 1, chunks of games in parallel.
+
+    records=True: game j's record goes to row j of G, SE and AS. records=False: chunk c adds
+    its games to the counters ACC[c] (G, SE and AS may then be empty). Each chunk allocates
+    its state once; every game's result depends only on (rules, lineup, seed, game index),
+    never on the chunking or the thread count.
+    """
     deck_total, agenda_total = scratch_sizes(R)
     n_chunks = (n_games + chunk - 1) // chunk
     for c in prange(n_chunks):
@@ -718,7 +703,10 @@ def run_aggregate(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chun
         for j in range(lo, hi):
             r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, V, S, deck,
                           agenda_deck)
-            if S[S_ERROR] != 0:
-                ACC[c, KL.AC_GAMES] = -(first_game + j) - 1  # flag the first bad game
+            if records:
+                write_record(j, r, R, V, S, G, SE, AS)
+            elif S[S_ERROR] != 0:
+                ACC[c, KL.AC_GAMES] = -(first_game + j) - 1  # flag the bad game, stop here
                 break
-            accumulate(R, V, S, r, ACC, c)
+            else:
+                accumulate(R, V, S, r, ACC, c)
