@@ -55,14 +55,11 @@ def _players_range(text: str | None) -> list[int | None]:
         raise UsageError(f"--players: expected N, LO..HI or N,M,..., got '{text}'") from None
 
 
-@app.command("rules")
+@app.command("rules", help="Print the effective rules as TOML, with a comment per key.\n\n"
+             "Save the output, edit it, and pass it back with --rules.")
 def rules_cmd(rules_file: RulesOpt = None, set_: SetOpt = None,
               hash_only: Annotated[bool, typer.Option(
                   "--hash", help="Print only the rules hash.")] = False):
-    """Print the effective rules as TOML, with a comment per key.
-
-    Save the output, edit it, and pass it back with --rules.
-    """
     from fbsim.rules import rules_hash, rules_to_toml
 
     r = _rules(rules_file, set_)
@@ -83,7 +80,9 @@ def bots_cmd():
             typer.echo(f"    {p.name} = {p.default:g}  [{p.lo:g}..{p.hi:g}]  {p.help}")
 
 
-@app.command("replay")
+@app.command("replay", help="Play one game in the reference engine and narrate it step by "
+             "step.\n\nGame G of seed S is the same game in every fbsim command, so any "
+             "simulated game can be replayed here. --json prints the game record instead.")
 def replay_cmd(
     players: Annotated[str | None, typer.Option(
         help="Table size 3-6 (default: the rules' players), or a range like 3..6 to narrate "
@@ -106,11 +105,6 @@ def replay_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
-    """Play one game in the reference engine and narrate it step by step.
-
-    Game G of seed S is the same game in every fbsim command, so any simulated game can be
-    replayed here. --json prints the game record instead.
-    """
     from fbsim.lineup import parse_lineup
     from fbsim.reference.engine import play_game
     from fbsim.reference.narrate import narrate
@@ -143,7 +137,9 @@ def replay_cmd(
         typer.echo(narrate(rec, rules, title), nl=False)
 
 
-@app.command("bench")
+@app.command("bench", help="Measure games per second: the kernel on 1 thread and on all "
+             "threads, and the reference engine.\n\nThe figures are measured in one run, so "
+             "read them as ratios; the machine's other load moves the absolute numbers.")
 def bench_cmd(
     players: Annotated[str, typer.Option(help="Table sizes to measure, e.g. 3..6 or 4.")
                        ] = "3..6",
@@ -158,11 +154,6 @@ def bench_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
-    """Measure games per second: kernel on 1 thread and on all threads, reference engine.
-
-    Figures are measured in one run, so read them as ratios; the machine's other load moves
-    the absolute numbers.
-    """
     from fbsim.bench import format_bench, run_bench
 
     base = _rules(rules_file, set_)
