@@ -67,17 +67,20 @@ def rules_cmd(rules_file: RulesOpt = None, set_: SetOpt = None,
 
 
 @app.command("bots")
-def bots_cmd():
+def bots_cmd(rules_file: RulesOpt = None, set_: SetOpt = None):
     """List the bots and their parameters (set them with --set bots.NAME.PARAM=VALUE)."""
     from fbsim.lineup import DEFAULT_BY_AGENDA
     from fbsim.policies import registry
 
+    rules = _rules(rules_file, set_)
     defaults = {v: k for k, v in DEFAULT_BY_AGENDA.items()}
     for name, spec in registry().items():
         tag = f"  (default for {defaults[name]})" if name in defaults else ""
         typer.echo(f"{name}: {spec.summary}{tag}")
         for p in spec.params:
-            typer.echo(f"    {p.name} = {p.default:g}  [{p.lo:g}..{p.hi:g}]  {p.help}")
+            value = rules.bots.get(name, {}).get(p.name, p.default)
+            typer.echo(f"    {p.name} = {value:g}  [{p.lo:g}..{p.hi:g}, default {p.default:g}]"
+                       f"  {p.help}")
 
 
 @app.command("replay", help="Play one game in the reference engine and narrate it step by "

@@ -191,3 +191,5 @@ def test_bots_lists_every_bot(capsys):
     for name in ("steward", "fog-grabber", "opportunist", "hoarder", "random", "scripted"):
         assert f"{name}:" in out
     assert "greed" in out
+    code, out, _ = run(capsys, "bots", "--set", "bots.fog-grabber.greed=0.25")
+    assert code == 0 and "greed = 0.25 " in out
