@@ -10,13 +10,19 @@ from pathlib import Path
 __version__ = "0.1.0"
 
 
+# the modules numba compiles, and those whose constants compiled code reads
+_COMPILED = ("layout.py", "jit.py", "rng.py", "policies", "kernel")
+
+
 def _source_digest() -> str:
     # numba's on-disk cache tracks only the file of each jitted function, not the constants
     # it imports from other modules (fbsim.layout); keying the cache directory on a digest
-    # of every source file keeps a stale compiled bot or kernel from ever being loaded.
+    # of the compiled sources keeps a stale compiled bot or kernel from ever being loaded.
     h = hashlib.sha256()
     root = Path(__file__).parent
-    for p in sorted(root.rglob("*.py")):
+    files = [p for name in _COMPILED for p in ([root / name] if name.endswith(".py")
+                                               else (root / name).rglob("*.py"))]
+    for p in sorted(files):
         h.update(str(p.relative_to(root)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
