@@ -329,8 +329,7 @@ def _schema_of(schema, key, path, source, base, value):
     hints = get_type_hints(schema)
     names = [f.name for f in fields(schema)]
     if key not in names:
-        options = names if not path else names
-        raise ConfigError(kpath, "unknown key" + _suggest(key, options), source)
+        raise ConfigError(kpath, "unknown key" + _suggest(key, names), source)
     if key == "assets" and schema is Rules:
         return "assets"
     if key == "bots" and schema is Rules:

@@ -140,10 +140,12 @@ def _aggregate(rules, R, P, by_agenda, seat_bot, seed, first_game, n_games, chun
         ACC[:] = 0
         run_games(R, P, by_agenda, seat_bot, np.int64(seed), np.int64(first_game + done),
                   np.int64(m), np.int64(chunk), False, *empty, ACC)
-        if (ACC[:, KL.AC_GAMES] < 0).any():
-            bad = int(-ACC[ACC[:, KL.AC_GAMES] < 0, KL.AC_GAMES].max() - 1)
-            one = _records(rules, R, P, by_agenda, seat_bot, seed, bad, 1, 1)
-            raise FbsimError(f"game {bad}: an illegal bot decision ({one})")
+        flagged = ACC[:, KL.AC_GAMES] < 0
+        if flagged.any():
+            bad = int(-ACC[flagged, KL.AC_GAMES].max() - 1)
+            # replaying the game alone with records raises the error naming round, seat, rule
+            _records(rules, R, P, by_agenda, seat_bot, seed, bad, 1, 1)
+            raise FbsimError(f"game {bad}: an illegal bot decision")
         total += ACC.sum(axis=0)
         done += m
         if progress is not None:
