@@ -9,7 +9,6 @@ size into the int64 vector that the bots and the kernel read (layout in `fbsim.l
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import hashlib
 import json
@@ -234,11 +233,6 @@ class Rules:
     def asset_names(self) -> tuple[str, ...]:
         return tuple(self.assets)
 
-    def asset(self, kind: int) -> Asset:
-        return self.assets[self.asset_names[kind]]
-
-    def with_players(self, n: int) -> Rules:
-        return load_rules(base=self, sets=[f"players={n}"])
 
 
 # --------------------------------------------------------------------------- dict form
@@ -680,18 +674,6 @@ def rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
         v[base + L.A_ACCUSATION_WEIGHT] = a.accusation_weight
         v[base + L.A_COLLAPSE_TIEBREAK] = int(a.collapse_tiebreak)
     return v
-
-
-def replace(rules: Rules, **changes) -> Rules:
-    """dataclasses.replace, re-validated."""
-    return validate_dict(to_dict(dataclasses.replace(rules, **changes)))
-
-
-def get_path(rules: Rules, key: str) -> Any:
-    cur: Any = to_dict(rules)
-    for part in key.split("."):
-        cur = cur[part]
-    return cur
 
 
 __all__ = [

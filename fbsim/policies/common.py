@@ -12,11 +12,6 @@ from fbsim.rng import below
 
 
 @shared
-def n_players(R):
-    return R[L.R_PLAYERS]
-
-
-@shared
 def asset_field(R, kind, f):
     return R[L.R_ASSET + kind * L.ASSET_STRIDE + f]
 
@@ -162,13 +157,6 @@ def ceil_div_pos(a, b):
     if q * b < a:
         q += 1
     return q
-
-
-@shared
-def order_rank(R, V, seat):
-    """Place of `seat` in order from the first player (0 = first)."""
-    n = R[L.R_PLAYERS]
-    return (seat - V[L.V_FIRST_PLAYER] + n) % n
 
 
 @shared

@@ -1,6 +1,6 @@
 """The game record: what one game produced, the same fields in both engines.
 
-Game fields, then per seat (suffix `_s{seat}` in the flat form): agenda, bot, Capital, Legacy
+Game fields, then per seat: agenda, bot, Capital, Legacy
 (0 unless the world survived), COOL and BURN committed (open and masked), Fog money put in,
 requested and received, assets owned by kind, and times pointed at, cornered, revealed
 (0/1: the Agenda is face up at the end) and paid.
@@ -65,20 +65,6 @@ class GameRecord:
         if events and self.events is not None:
             d["events"] = [e.as_dict() for e in self.events]
         return d
-
-    def flat(self) -> dict[str, Any]:
-        """One row: game fields, then `<field>_s<seat>` per seat (assets as `asset_<kind>`)."""
-        row: dict[str, Any] = {k: v for k, v in self.as_dict().items() if k != "seats"}
-        for s in self.seats:
-            for k, v in asdict(s).items():
-                if k == "seat":
-                    continue
-                if k == "assets":
-                    for kind, c in v.items():
-                        row[f"asset_{kind}_s{s.seat}"] = c
-                else:
-                    row[f"{k}_s{s.seat}"] = v
-        return row
 
 
 def make_record(g: Game) -> GameRecord:
