@@ -1,0 +1,94 @@
+"""Provenance: what every table written by fbsim says about how it was made.
+
+It is stored as JSON under the key `fbsim` of the Parquet schema metadata; `read_provenance`
+reads it back. The time is the start of the run (a resumed sweep keeps its first start), or
+SOURCE_DATE_EPOCH when that is set, for byte-reproducible files.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import numba
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fbsim import __version__
+from fbsim.kernel.layout import KERNEL_VERSION
+from fbsim.layout import LAYOUT_VERSION
+from fbsim.rules import RULES_VERSION
+
+META_KEY = b"fbsim"
+
+
+def now_iso() -> str:
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    t = (_dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch and epoch.isdigit()
+         else _dt.datetime.now(_dt.UTC))
+    return t.replace(microsecond=0).isoformat()
+
+
+@cache
+def git_revision() -> str | None:
+    """The project's git revision (with `-dirty` for uncommitted changes), or None."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                             text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                "fbsim"], cwd=root, capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return rev + ("-dirty" if dirty else "")
+
+
+def base_provenance(time: str) -> dict:
+    return {
+        "fbsim_version": __version__,
+        "kernel_version": KERNEL_VERSION,
+        "rules_version": RULES_VERSION,
+        "layout_version": LAYOUT_VERSION,
+        "git_revision": git_revision(),
+        "numba_version": numba.__version__,
+        "numpy_version": np.__version__,
+        "pyarrow_version": pa.__version__,
+        "python_version": platform.python_version(),
+        "time": time,
+    }
+
+
+def write_table(df: pd.DataFrame, path: Path, provenance: dict) -> None:
+    """Write `df` to `path` atomically (a temporary file, then a rename)."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[META_KEY] = json.dumps(provenance, sort_keys=True, default=str).encode()
+    table = table.replace_schema_metadata(meta)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def read_provenance(path: str | Path) -> dict:
+    """The provenance stored in a Parquet file written by fbsim."""
+    meta = pq.read_schema(path).metadata or {}
+    if META_KEY not in meta:
+        raise ValueError(f"{path}: no fbsim provenance in its metadata")
+    return json.loads(meta[META_KEY])
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A table with its provenance in `df.attrs['provenance']`."""
+    df = pd.read_parquet(path)
+    df.attrs["provenance"] = read_provenance(path)
+    return df

@@ -1,0 +1,232 @@
+"""One table of games: `fbsim simulate` and `fbsim.simulate(...)`.
+
+A simulation is a sweep of one point: the same counting (`Tally`) and the same tables, plus a
+readable report and, on request, the per-game records as Parquet.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fbsim import layout as L
+from fbsim.experiments.provenance import META_KEY, base_provenance, now_iso, write_table
+from fbsim.experiments.spec import SpecError, SweepSpec, build_points
+from fbsim.experiments.sweep import BLOCK, _NoProgress, _play
+from fbsim.experiments.tally import Tally, compact
+from fbsim.rules import rules_hash, rules_to_toml
+
+
+@dataclass
+class SimulationResult:
+    """The tables of one simulated table of games, as pandas DataFrames."""
+
+    win_rates: pd.DataFrame
+    outcomes: pd.DataFrame
+    seats: pd.DataFrame
+    provenance: dict = field(default_factory=dict)
+
+    @property
+    def games(self) -> int:
+        return int(self.outcomes["games"].iloc[0])
+
+    def metrics(self) -> pd.DataFrame:
+        """Every number of the report in one tidy long table (what --out writes)."""
+        rows = []
+        for r in self.win_rates.itertuples(index=False):
+            rows.append({"metric": "win_rate", "group": r.kind, "name": r.name,
+                         "value": r.rate, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                         "count": r.wins, "games": r.games})
+            rows.append({"metric": "seat_win_rate", "group": r.kind, "name": r.name,
+                         "value": r.seat_rate, "ci_low": math.nan, "ci_high": math.nan,
+                         "count": r.wins, "games": r.games})
+        for r in self.seats.itertuples(index=False):
+            rows.append({"metric": "win_rate", "group": "seat", "name": str(r.seat),
+                         "value": r.rate, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                         "count": r.wins, "games": r.games})
+        o = self.outcomes.iloc[0]
+        n = int(o["games"])
+        for label, count in (("collapse", "collapses"), ("everyone_loses",
+                                                          "everyone_loses_games")):
+            rows.append({"metric": f"{label}_rate", "group": "outcome", "name": label,
+                         "value": o[f"{label}_rate"], "ci_low": o[f"{label}_ci_low"],
+                         "ci_high": o[f"{label}_ci_high"], "count": int(o[count]), "games": n})
+        skip = {"point", "baseline_point", "games", "collapses", "everyone_loses_games",
+                "paired_games", "rules_hash", "players"}
+        for col in self.outcomes.columns:
+            if col in skip or col.startswith(("collapse_rate", "collapse_ci", "collapse_diff",
+                                              "everyone_loses_")):
+                continue
+            rows.append({"metric": col, "group": "outcome", "name": col, "value": float(o[col]),
+                         "ci_low": math.nan, "ci_high": math.nan, "count": -1, "games": n})
+        return pd.DataFrame(rows)
+
+
+def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = None,
+             sets: list[str] | tuple[str, ...] = (), lineup: str | None = None,
+             seats: list[str] | tuple[str, ...] = (), seed: int = 0, progress=None,
+             records: str | Path | None = None) -> SimulationResult:
+    """Play `games` games and return the win-rate, outcome and seat tables.
+
+    `sets` are rules overrides (`["masks=3"]`), `lineup` and `seats` as on the command line.
+    `records=PATH` also writes the per-game table to PATH (Parquet).
+    """
+    from fbsim.rules import parse_set
+
+    spec = SweepSpec(games=games, seed=seed, players=[players], rules=None if rules is None
+                     else str(rules), lineup=lineup, seats=list(seats),
+                     set=dict(parse_set(s) for s in sets))
+    if games < 1:
+        raise SpecError("--games: must be >= 1")
+    _, (point,) = build_points(spec)
+    progress = progress or _NoProgress()
+    started = now_iso()
+    tally = Tally()
+    writer = None
+    progress.start(games, f"{players} players")
+    try:
+        done = 0
+        while done < games:
+            m = min(BLOCK, games - done)
+            rec = _play(point, seed, done, m)
+            tally.add(rec, point.rules, compact(rec), None)
+            if records is not None:
+                table = records_table(rec, point.rules)
+                if writer is None:
+                    writer = _RecordsWriter(Path(records), table.schema, {
+                        **base_provenance(started), "kind": "game records", "seed": seed,
+                        "games": games, "lineup": point.lineup.describe(),
+                        "rules_hash": rules_hash(point.rules),
+                        "rules_toml": rules_to_toml(point.rules)})
+                writer.write(table)
+            done += m
+            progress.advance(m)
+        if writer is not None:
+            writer.close()
+            writer = None
+    finally:
+        progress.close()
+        if writer is not None:
+            writer.abort()
+    win, out, st = tally.tables(point.rules, {"players": players})
+    prov = {**base_provenance(started), "kind": "simulation", "seed": seed, "games": games,
+            "lineup": point.lineup.describe(), "rules_hash": rules_hash(point.rules),
+            "rules_toml": rules_to_toml(point.rules)}
+    drop = ["point", "baseline_point", "diff", "diff_ci_low", "diff_ci_high", "paired_games"]
+    win = win.drop(columns=drop)
+    out = out.drop(columns=[c for c in out.columns if "_diff" in c or c in drop])
+    st = st.drop(columns=["point", "baseline_point"])
+    return SimulationResult(win, out, st, prov)
+
+
+def write_metrics(result: SimulationResult, path: str | Path) -> None:
+    write_table(result.metrics(), Path(path), {**result.provenance, "table": "metrics"})
+
+
+# ------------------------------------------------------------------------ per-game records
+
+
+def records_table(rec: dict, rules) -> pa.Table:
+    """One row per game: the game fields, then each seat field as `<field>_<seat>` columns,
+    then `assets_<seat>_<kind>`; small integer types."""
+    cols: dict[str, np.ndarray] = {"game": rec["game"]}
+    from fbsim.kernel.layout import GAME_FIELDS, SEAT_FIELDS
+
+    for f in GAME_FIELDS:
+        cols[f] = rec[f].astype(np.int16 if f != "pot_left" else np.int32)
+    for f in SEAT_FIELDS:
+        for s in range(rules.players):
+            cols[f"{f}_{s}"] = rec[f][:, s].astype(np.int32 if f in ("capital", "legacy",
+                                                                     "fog_in", "fog_requested",
+                                                                     "fog_received")
+                                                   else np.int16)
+    for s in range(rules.players):
+        for k, kind in enumerate(rules.asset_names):
+            cols[f"assets_{s}_{kind}"] = rec["assets"][:, s, k].astype(np.int8)
+    return pa.table(cols)
+
+
+class _RecordsWriter:
+    """Streams blocks to a temporary Parquet file, renamed into place when complete."""
+
+    def __init__(self, path: Path, schema: pa.Schema, provenance: dict):
+        import json
+        import os
+
+        self.path = path
+        self.tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        meta = {META_KEY: json.dumps(provenance, sort_keys=True).encode(),
+                b"fbsim.codes": json.dumps({"agenda": L.AGENDA_NAMES, "band": L.BAND_NAMES,
+                                            "end": L.END_NAMES}).encode()}
+        self.schema = schema.with_metadata(meta)
+        self.w = pq.ParquetWriter(self.tmp, self.schema, compression="zstd")
+
+    def write(self, table: pa.Table) -> None:
+        self.w.write_table(table.replace_schema_metadata(self.schema.metadata))
+
+    def close(self) -> None:
+        import os
+
+        self.w.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        self.w.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def format_report(res: SimulationResult) -> str:
+    """The readable table `fbsim simulate` prints."""
+    o = res.outcomes.iloc[0]
+    n = int(o["games"])
+    p = res.provenance
+    players = int(o["players"])
+    lines = [f"{n:,} games, {players} players, seed {p.get('seed')}, rules "
+             f"{p.get('rules_hash')}, lineup {p.get('lineup')}", ""]
+
+    def pct(x):
+        return f"{100 * x:6.2f}%"
+
+    def ci(lo, hi):
+        return f"[{100 * lo:6.2f}, {100 * hi:6.2f}]"
+
+    lines.append("Win rate (share of all games; 95% Wilson interval; fair share = seats / "
+                 "(games x players))")
+    lines.append(f"  {'':8} {'':16} {'rate':>7}  {'95% interval':16}  {'fair':>7}  "
+                 f"{'per seat':>8}  {'legacy':>6}")
+    for r in res.win_rates.itertuples(index=False):
+        leg = o.get(f"legacy_mean_{r.name}", math.nan) if r.kind == "agenda" else math.nan
+        lines.append(f"  {r.kind:8} {r.name:16} {pct(r.rate)}  {ci(r.ci_low, r.ci_high)}  "
+                     f"{pct(r.fair_share)}  {pct(r.seat_rate):>8}  "
+                     f"{'' if math.isnan(leg) else f'{leg:6.1f}'}")
+    lines.append(f"  {'':8} {'everyone loses':16} {pct(o['everyone_loses_rate'])}  "
+                 f"{ci(o['everyone_loses_ci_low'], o['everyone_loses_ci_high'])}")
+    lines += ["", "Win rate by seat (place from the round-1 first player; fair share "
+              f"{pct(1 / players).strip()})"]
+    for r in res.seats.itertuples(index=False):
+        lines.append(f"  seat {r.seat} (place {r.place})  {pct(r.rate)}  "
+                     f"{ci(r.ci_low, r.ci_high)}")
+    lines += ["", "Outcomes",
+              f"  collapse           {pct(o['collapse_rate'])}  "
+              f"{ci(o['collapse_ci_low'], o['collapse_ci_high'])}   at a world turn "
+              f"{pct(o['collapse_world_rate']).strip()}, at a reveal "
+              f"{pct(o['collapse_reveal_rate']).strip()}",
+              "  final band         " + ", ".join(
+                  f"{b} {pct(o[f'band_{b}']).strip()}" for b in L.BAND_NAMES),
+              f"  final Dial         mean {o['dial_mean']:.1f} (sd {o['dial_sd']:.1f}); "
+              f"quantiles 5/25/50/75/95%: {o['dial_q05']:.0f} / {o['dial_q25']:.0f} / "
+              f"{o['dial_q50']:.0f} / {o['dial_q75']:.0f} / {o['dial_q95']:.0f} ppm",
+              f"  rounds played      {o['rounds_mean']:.2f} on average",
+              "", "Fog (per game unless stated)",
+              f"  masks used per seat {o['masks_used_per_seat']:.2f}; pot paid in "
+              f"{o['fog_in_per_game']:.2f}, requested {o['fog_requested_per_game']:.2f}, "
+              f"received {o['fog_received_per_game']:.2f} Capital",
+              f"  over-claims: {o['overclaim_per_game']:.2f} Capital received beyond own "
+              f"payments; {pct(o['overclaimer_share']).strip()} of seats over-claimed"]
+    return "\n".join(lines) + "\n"

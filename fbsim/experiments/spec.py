@@ -1,0 +1,373 @@
+"""Sweep specifications: which sweep points to play, and how many games each.
+
+A spec is a grid over any rules or bot parameters (`vary`), optionally crossed with the table
+sizes (`players`), or an explicit list of points. It comes from `fbsim sweep` flags or from a
+TOML file:
+
+    games = 1000000          # games per point (or ci_width = 0.005 for adaptive runs)
+    seed = 1
+    players = "3..6"         # or [3, 4]
+    rules = "my-rules.toml"  # optional, relative to this file
+    lineup = "accelerationist=hoarder"   # optional (default lineup otherwise)
+    seats = ["2=random"]     # optional seat overrides for every point
+
+    [set]                    # fixed overrides for every point
+    masks = 3
+
+    [vary]                   # the grid: every combination of these values
+    baseline_offset = "-2..2"
+    "bots.fog-grabber.greed" = "0..1:0.25"
+
+    [baseline]               # the point the paired differences are taken against
+    baseline_offset = 0      # (default: each varied parameter's default value)
+
+    [[points]]               # or explicit points instead of a grid
+    players = 4
+    seat = "0=hoarder"
+
+Besides rules keys, a point may set `players`, `lineup` (as --lineup) and `seat` (as --seat,
+several separated by commas; "" for none).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fbsim.errors import ConfigError, FbsimError, UsageError
+from fbsim.lineup import Lineup, parse_lineup
+from fbsim.rules import Rules, load_rules, parse_set, rules_hash
+
+SPECIAL = ("players", "lineup", "seat")
+SPEC_KEYS = ("games", "seed", "players", "rules", "lineup", "seats", "set", "vary", "baseline",
+             "points", "ci_width", "min_games", "max_games", "title")
+MAX_POINTS = 100_000
+
+
+class SpecError(FbsimError):
+    """A sweep spec that cannot run: names the parameter and what is wrong."""
+
+    exit_code = 2
+
+
+@dataclass
+class SweepSpec:
+    games: int = 100_000
+    seed: int = 0
+    players: list[int] = field(default_factory=lambda: [4])
+    rules: str | None = None  # base rules file
+    lineup: str | None = None
+    seats: list[str] = field(default_factory=list)
+    set: dict[str, Any] = field(default_factory=dict)
+    vary: dict[str, list[Any]] = field(default_factory=dict)
+    baseline: dict[str, Any] = field(default_factory=dict)
+    points: list[dict[str, Any]] = field(default_factory=list)
+    ci_width: float | None = None
+    min_games: int = 20_000
+    max_games: int = 100_000_000
+    title: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def digest(self, base_rules_toml: str) -> str:
+        doc = json.dumps({"spec": self.to_dict(), "rules": base_rules_toml}, sort_keys=True,
+                         default=str)
+        return hashlib.sha256(doc.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Point:
+    index: int
+    values: dict[str, Any]  # the point's coordinates (players and every varied key)
+    rules: Rules
+    lineup: Lineup
+    baseline: int = -1  # index of the point its paired differences are taken against
+
+    @property
+    def players(self) -> int:
+        return self.rules.players
+
+    @property
+    def label(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.values.items())
+
+
+# ----------------------------------------------------------------------------- values
+
+
+def _number(text: str, key: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise SpecError(f"{key}: '{text}' is not a number") from None
+
+
+def parse_values(key: str, raw: Any) -> list[Any]:
+    """`LO..HI` (integers), `LO..HI:STEP`, `a,b,c` (TOML values) or a TOML list."""
+    if isinstance(raw, list):
+        values = list(raw)
+    elif isinstance(raw, str) and ".." in raw and key not in ("lineup", "seat"):
+        body, _, step_text = raw.partition(":")
+        lo_text, _, hi_text = body.partition("..")
+        lo, hi = _number(lo_text.strip(), key), _number(hi_text.strip(), key)
+        step = _number(step_text.strip(), key) if step_text else 1
+        if step <= 0:
+            raise SpecError(f"{key}: the step of '{raw}' must be > 0")
+        if hi < lo:
+            raise SpecError(f"{key}: the range '{raw}' is empty (its end is below its start)")
+        count = int(math.floor((hi - lo) / step + 1e-9)) + 1
+        if count > MAX_POINTS:
+            raise SpecError(f"{key}: the range '{raw}' has {count} values (at most "
+                            f"{MAX_POINTS})")
+        integer = all(isinstance(x, int) for x in (lo, hi, step))
+        values = [lo + i * step if integer else round(lo + i * step, 12) for i in range(count)]
+    elif isinstance(raw, str):
+        values = []
+        for item in raw.split(","):
+            item = item.strip()
+            if key in ("lineup", "seat"):
+                values.append(item)
+                continue
+            if not item:
+                continue
+            values.append(parse_set(f"v={item}")[1])
+    else:
+        values = [raw]
+    if not values:
+        raise SpecError(f"{key}: no values to sweep")
+    if len({json.dumps(v, sort_keys=True) for v in values}) != len(values):
+        raise SpecError(f"{key}: a value is repeated in {values}")
+    return values
+
+
+def parse_vary(items: list[str]) -> dict[str, list[Any]]:
+    """`--vary key=values` items."""
+    out: dict[str, list[Any]] = {}
+    for item in items:
+        if "=" not in item:
+            raise SpecError(f"--vary: expected key=values, got '{item}'")
+        key, raw = (x.strip() for x in item.split("=", 1))
+        if not key:
+            raise SpecError(f"--vary: expected key=values, got '{item}'")
+        if key in out:
+            raise SpecError(f"--vary {key}: given twice")
+        out[key] = parse_values(key, raw)
+    return out
+
+
+def players_list(raw: Any) -> list[int]:
+    values = parse_values("players", raw)
+    for v in values:
+        if not isinstance(v, int) or isinstance(v, bool) or not 3 <= v <= 6:
+            raise SpecError(f"players: table sizes are 3 to 6, got {v!r}")
+    return values
+
+
+# ------------------------------------------------------------------------------ files
+
+
+def _int_field(doc: dict, key: str, lo: int, where: str) -> int:
+    v = doc[key]
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+        raise SpecError(f"{where}: {key}: expected an integer >= {lo}, got {v!r}")
+    return v
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    p = Path(path)
+    where = f"sweep spec {p}"
+    try:
+        doc = tomllib.loads(p.read_text())
+    except OSError as e:
+        raise SpecError(f"{where}: cannot read: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{where}: not valid TOML: {e}") from None
+    return spec_from_dict(doc, where, base_dir=p.parent)
+
+
+def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None = None
+                   ) -> SweepSpec:
+    import difflib
+
+    for key in doc:
+        if key not in SPEC_KEYS:
+            close = difflib.get_close_matches(key, SPEC_KEYS, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise SpecError(f"{where}: {key}: unknown key{hint}")
+    s = SweepSpec()
+    for key in ("games", "seed", "min_games", "max_games"):
+        if key in doc:
+            setattr(s, key, _int_field(doc, key, 1 if key != "seed" else 0, where))
+    if "players" in doc:
+        s.players = players_list(doc["players"])
+    if "rules" in doc:
+        rp = Path(doc["rules"])
+        s.rules = str(rp if rp.is_absolute() or base_dir is None else base_dir / rp)
+    if "lineup" in doc:
+        s.lineup = str(doc["lineup"])
+    if "seats" in doc:
+        seats = doc["seats"]
+        s.seats = [seats] if isinstance(seats, str) else [str(x) for x in seats]
+    if "title" in doc:
+        s.title = str(doc["title"])
+    for key in ("set", "vary", "baseline"):
+        if key in doc and not isinstance(doc[key], dict):
+            raise SpecError(f"{where}: {key}: expected a table")
+    s.set = _flatten(doc.get("set", {}))
+    s.vary = {k: parse_values(k, v) for k, v in _flatten(doc.get("vary", {})).items()}
+    s.baseline = _flatten(doc.get("baseline", {}))
+    if "points" in doc:
+        if not isinstance(doc["points"], list) or not all(isinstance(x, dict)
+                                                          for x in doc["points"]):
+            raise SpecError(f"{where}: points: expected an array of tables ([[points]])")
+        s.points = [_flatten(x) for x in doc["points"]]
+    if "ci_width" in doc:
+        v = doc["ci_width"]
+        if not isinstance(v, int | float) or isinstance(v, bool) or not 0 < v < 0.5:
+            raise SpecError(f"{where}: ci_width: expected a number in (0, 0.5), got {v!r}")
+        s.ci_width = float(v)
+    return s
+
+
+def _flatten(d: dict, prefix: str = "") -> dict:
+    """Nested TOML tables to dotted keys (bots.fog-grabber.greed), keeping lists as values."""
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+# ----------------------------------------------------------------------------- points
+
+
+def _coordinates(spec: SweepSpec) -> list[dict[str, Any]]:
+    if spec.points and spec.vary:
+        raise SpecError("a spec has either [vary] or [[points]], not both")
+    if spec.points:
+        coords = []
+        for pt in spec.points:
+            c = dict(pt)
+            c.setdefault("players", spec.players[0] if len(spec.players) == 1 else None)
+            if c["players"] is None:
+                raise SpecError(f"points: the point {pt} sets no players")
+            coords.append(c)
+        return coords
+    keys = list(spec.vary)
+    if "players" in keys:
+        raise SpecError("vary: players: give table sizes as players = ..., not under [vary]")
+    coords = []
+    for n in spec.players:
+        for combo in itertools.product(*(spec.vary[k] for k in keys)):
+            coords.append({"players": n, **dict(zip(keys, combo, strict=True))})
+    if len(coords) > MAX_POINTS:
+        raise SpecError(f"vary: the grid has {len(coords)} points (at most {MAX_POINTS})")
+    return coords
+
+
+def _toml_item(key: str, value: Any) -> str:
+    if isinstance(value, str):
+        return f"{key}={json.dumps(value)}"
+    if isinstance(value, bool):
+        return f"{key}={'true' if value else 'false'}"
+    if isinstance(value, list):
+        return f"{key}={json.dumps(value)}"
+    return f"{key}={value!r}"
+
+
+def base_rules(spec: SweepSpec) -> Rules:
+    return load_rules(spec.rules, [_toml_item(k, v) for k, v in spec.set.items()])
+
+
+def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules) -> Point:
+    rules_items = {k: v for k, v in coords.items() if k not in ("lineup", "seat")}
+    label = ", ".join(f"{k}={v}" for k, v in coords.items())
+    try:
+        rules = load_rules(None, [_toml_item(k, v) for k, v in rules_items.items()], base=base)
+    except ConfigError as e:
+        varied = e.key if e.key in coords else next(
+            (k for k in coords if e.key.startswith(k) or k.startswith(e.key)), e.key)
+        raise SpecError(f"{varied}: at the point ({label}): {e.key}: {e.message}") from None
+    seats = list(spec.seats)
+    if "seat" in coords:
+        seats += [x for x in str(coords["seat"]).split(",") if x.strip()]
+    try:
+        lineup = parse_lineup(coords.get("lineup", spec.lineup), seats, rules.players)
+    except UsageError as e:
+        raise SpecError(f"{e} (at the point {label})") from None
+    return Point(index, dict(coords), rules, lineup)
+
+
+def _matches_baseline(coords: dict, wanted: dict) -> bool:
+    return all(json.dumps(coords.get(k)) == json.dumps(v) for k, v in wanted.items())
+
+
+def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
+    """Every point's effective rules and lineup, validated before any game runs."""
+    if spec.ci_width is None and spec.games < 1:
+        raise SpecError("games: must be >= 1")
+    if spec.ci_width is not None and spec.min_games > spec.max_games:
+        raise SpecError("min_games: must not exceed max_games")
+    try:
+        base = base_rules(spec)
+    except ConfigError as e:
+        raise SpecError(str(e)) from None
+    coords = _coordinates(spec)
+    points = [_point(spec, i, c, base) for i, c in enumerate(coords)]
+    # the baseline of each table size: the spec's [baseline] values, else each varied key
+    # at its default value (when it is among the values swept), else the first point
+    varied = [k for k in coords[0] if k != "players"] if coords else []
+    for key in spec.baseline:
+        if key not in varied:
+            raise SpecError(f"baseline: {key}: not a varied parameter (varied: "
+                            f"{', '.join(varied) or 'none'})")
+    wanted = dict(spec.baseline)
+    for key in varied:
+        if key in wanted or key in ("lineup", "seat"):
+            continue
+        default = _default_value(base, key)
+        if default is not None and any(json.dumps(c.get(key)) == json.dumps(default)
+                                       for c in coords):
+            wanted[key] = default
+    for pt in points:
+        group = [q for q in points if q.players == pt.players]
+        exact = [q for q in group if _matches_baseline(q.values, wanted)]
+        pt.baseline = (exact or group)[0].index
+    return base, points
+
+
+def _default_value(base: Rules, key: str) -> Any:
+    from fbsim.rules import to_dict
+
+    cur: Any = to_dict(base)
+    for part in key.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def describe(spec: SweepSpec, points: list[Point]) -> str:
+    sizes = sorted({p.players for p in points})
+    games = (f"{spec.games:,} games" if spec.ci_width is None else
+             f"until every half-width <= {spec.ci_width:g} ({spec.min_games:,}.."
+             f"{spec.max_games:,} games)")
+    varied = ", ".join(f"{k} ({len(v)})" for k, v in spec.vary.items()) or "nothing"
+    return (f"{len(points)} points (players {', '.join(map(str, sizes))}; varying "
+            f"{varied}), {games} per point, seed {spec.seed}; rules "
+            f"{rules_hash(points[0].rules) if points else '-'} at the first point")

@@ -1,0 +1,277 @@
+"""Running a sweep: every point's games in blocks, paired against its baseline, each point
+written atomically, resumable.
+
+Dataset layout (`OUT/`):
+
+    sweep.json                  the spec, its digest and the start time (for resuming)
+    points/0007/{win_rates,outcomes,seats}.parquet
+                                one finished point (a folder renamed into place when done)
+    win_rates.parquet, outcomes.parquet, seats.parquet
+                                all points, written once every point is done
+
+Game i of every point uses the same random draws (same seed, same game index), so a point
+and its baseline are compared game by game. A killed sweep leaves only whole points behind;
+rerunning it skips them and writes byte-identical tables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from fbsim.errors import UsageError
+from fbsim.experiments.provenance import base_provenance, now_iso, read_table, write_table
+from fbsim.experiments.spec import Point, SweepSpec, build_points, describe
+from fbsim.experiments.tally import Tally, compact
+from fbsim.rules import rules_hash, rules_to_toml
+
+BLOCK = 32_768  # games per kernel call; results do not depend on it
+TABLES = ("win_rates", "outcomes", "seats")
+
+
+class Progress(Protocol):
+    def start(self, total: int, description: str) -> None: ...
+    def advance(self, games: int) -> None: ...
+    def grow(self, games: int) -> None: ...
+    def close(self) -> None: ...
+
+
+class _NoProgress:
+    def start(self, total, description):
+        pass
+
+    def advance(self, games):
+        pass
+
+    def grow(self, games):
+        pass
+
+    def close(self):
+        pass
+
+
+def _play(point: Point, seed: int, first: int, n: int) -> dict:
+    from fbsim.kernel import simulate
+
+    return simulate(point.rules, point.lineup, seed, n, first_game=first, records=True)
+
+
+@dataclass
+class _BaselineCache:
+    """Per-game compact outcomes of each baseline point, grown on demand."""
+
+    seed: int
+    points: list[Point]
+    store: dict[int, np.ndarray] = field(default_factory=dict)
+
+    def put(self, b: int, first: int, block: np.ndarray) -> None:
+        have = self.store.get(b)
+        n = 0 if have is None else len(have)
+        if first == n:
+            self.store[b] = block if have is None else np.concatenate([have, block])
+
+    def get(self, b: int, first: int, n: int, progress: Progress) -> np.ndarray:
+        have = self.store.get(b)
+        done = 0 if have is None else len(have)
+        while done < first + n:
+            m = min(BLOCK, first + n - done)
+            self.put(b, done, compact(_play(self.points[b], self.seed, done, m)))
+            done += m
+        return self.store[b][first:first + n]
+
+
+def run_point(point: Point, spec: SweepSpec, cache: _BaselineCache | None = None,
+              progress: Progress | None = None) -> Tally:
+    """All games of one point (a fixed count, or batches until --ci-width is met)."""
+    progress = progress or _NoProgress()
+    tally = Tally()
+    adaptive = spec.ci_width is not None
+    target = spec.min_games if adaptive else spec.games
+    if adaptive:
+        target = min(target, spec.max_games)
+    done = 0
+    while True:
+        while done < target:
+            m = min(BLOCK, target - done)
+            rec = _play(point, spec.seed, done, m)
+            mine = compact(rec)
+            base = None
+            if cache is not None:
+                if point.baseline == point.index:
+                    cache.put(point.index, done, mine)
+                    base = mine
+                else:
+                    base = cache.get(point.baseline, done, m, progress)
+            tally.add(rec, point.rules, mine, base)
+            done += m
+            progress.advance(m)
+        if not adaptive or max(tally.half_widths()) <= spec.ci_width or done >= spec.max_games:
+            return tally
+        nxt = min(spec.max_games, max(done + BLOCK, int(tally.needed_games(spec.ci_width)
+                                                          * 1.02)))
+        nxt = min(spec.max_games, -(-nxt // BLOCK) * BLOCK)
+        progress.grow(nxt - target)
+        target = nxt
+
+
+# --------------------------------------------------------------------------- dataset
+
+
+def _point_provenance(spec: SweepSpec, point: Point, started: str, games: int) -> dict:
+    return {**base_provenance(started), "kind": "sweep point", "point": point.index,
+            "coordinates": point.values, "baseline_point": point.baseline,
+            "lineup": point.lineup.describe(), "seed": spec.seed, "games": games,
+            "rules_hash": rules_hash(point.rules), "rules_toml": rules_to_toml(point.rules),
+            "sweep_spec": spec.to_dict()}
+
+
+@dataclass
+class SweepResult:
+    out: Path
+    win_rates: pd.DataFrame
+    outcomes: pd.DataFrame
+    seats: pd.DataFrame
+    points_run: int
+    points_skipped: int
+    games_played: int
+
+    def summary(self) -> dict:
+        return {"out": str(self.out), "points": len(self.outcomes),
+                "points_run": self.points_run, "points_skipped": self.points_skipped,
+                "games_played": self.games_played,
+                "tables": {t: str(self.out / f"{t}.parquet") for t in TABLES}}
+
+
+def _point_dir(out: Path, i: int) -> Path:
+    return out / "points" / f"{i:04d}"
+
+
+def _open_dataset(out: Path, spec: SweepSpec, base_toml: str, force: bool) -> str:
+    """Create OUT (or check that it holds this same sweep); returns the start time."""
+    digest = spec.digest(base_toml)
+    meta = out / "sweep.json"
+    if meta.exists() and not force:
+        try:
+            doc = json.loads(meta.read_text())
+        except (OSError, ValueError):
+            raise UsageError(f"{meta}: unreadable; remove {out} or pass --force") from None
+        if doc.get("digest") != digest:
+            raise UsageError(f"--out {out}: holds a different sweep (another spec, seed or "
+                             "rules); use another --out, or --force to start it afresh")
+        return doc["started"]
+    if out.exists() and force:
+        for t in TABLES:
+            (out / f"{t}.parquet").unlink(missing_ok=True)
+        shutil.rmtree(out / "points", ignore_errors=True)
+    elif out.exists() and any(out.iterdir()) and not meta.exists():
+        raise UsageError(f"--out {out}: exists and is not a sweep dataset")
+    (out / "points").mkdir(parents=True, exist_ok=True)
+    started = now_iso()
+    doc = {"digest": digest, "started": started, "spec": spec.to_dict()}
+    tmp = meta.with_name(".sweep.json.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, meta)
+    return started
+
+
+def _write_point(out: Path, point: Point, spec: SweepSpec, tally: Tally, started: str) -> None:
+    tables = tally.tables(point.rules, point.values, point.index, point.baseline)
+    prov = _point_provenance(spec, point, started, tally.games)
+    final = _point_dir(out, point.index)
+    tmp = final.with_name(f".{final.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name, df in zip(TABLES, tables, strict=True):
+        write_table(df, tmp / f"{name}.parquet", {**prov, "table": name})
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+
+
+def _finished(out: Path, i: int) -> bool:
+    d = _point_dir(out, i)
+    return all((d / f"{t}.parquet").exists() for t in TABLES)
+
+
+def _order(points: list[Point]) -> list[Point]:
+    """Each baseline before the points paired with it (so its games are cached)."""
+    return sorted(points, key=lambda p: (p.baseline, p.index != p.baseline, p.index))
+
+
+def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None,
+              force: bool = False, echo=None) -> SweepResult:
+    """Run (or resume) a sweep into the dataset folder `out`."""
+    out = Path(out)
+    base, points = build_points(spec)  # every point validated before any game runs
+    progress = progress or _NoProgress()
+    started = _open_dataset(out, spec, rules_to_toml(base), force)
+    todo = [p for p in points if not _finished(out, p.index)]
+    if echo:
+        echo(describe(spec, points))
+        if len(todo) < len(points):
+            echo(f"resuming: {len(points) - len(todo)} of {len(points)} points already done")
+    per_point = spec.min_games if spec.ci_width is not None else spec.games
+    cache = _BaselineCache(spec.seed, points)
+    progress.start(per_point * len(todo), f"{len(todo)} points")
+    played = 0
+    try:
+        for point in _order(todo):
+            tally = run_point(point, spec, cache, progress)
+            played += tally.games
+            _write_point(out, point, spec, tally, started)
+            if point.baseline != point.index and not any(
+                    q.baseline == point.baseline and q.index != q.baseline
+                    for q in todo if not _finished(out, q.index)):
+                cache.store.pop(point.baseline, None)
+    finally:
+        progress.close()
+    frames = combine(out, spec, points, started)
+    return SweepResult(out, *frames, len(todo), len(points) - len(todo), played)
+
+
+def combine(out: Path, spec: SweepSpec, points: list[Point], started: str):
+    """The dataset's three tables from its finished points."""
+    frames = []
+    prov = {**base_provenance(started), "kind": "sweep", "seed": spec.seed,
+            "games": spec.games if spec.ci_width is None else None,
+            "sweep_spec": spec.to_dict(),
+            "points": [{"point": p.index, "coordinates": p.values,
+                        "baseline_point": p.baseline, "lineup": p.lineup.describe(),
+                        "rules_hash": rules_hash(p.rules)} for p in points],
+            "rules_toml": {str(p.index): rules_to_toml(p.rules) for p in points}}
+    for t in TABLES:
+        parts = [pd.read_parquet(_point_dir(out, p.index) / f"{t}.parquet") for p in points]
+        df = pd.concat(parts, ignore_index=True)
+        write_table(df, out / f"{t}.parquet", {**prov, "table": t})
+        frames.append(df)
+    return frames
+
+
+def load(out: str | Path) -> dict[str, pd.DataFrame]:
+    """The tables of a finished sweep dataset, each with `attrs['provenance']`."""
+    out = Path(out)
+    missing = [t for t in TABLES if not (out / f"{t}.parquet").exists()]
+    if missing:
+        raise UsageError(f"{out}: not a finished sweep dataset (no {missing[0]}.parquet)")
+    return {t: read_table(out / f"{t}.parquet") for t in TABLES}
+
+
+def coordinate_columns(df: pd.DataFrame) -> list[str]:
+    """The varied parameters of a sweep table (the columns between point and baseline)."""
+    cols = list(df.columns)
+    return cols[cols.index("point") + 1:cols.index("baseline_point")]
+
+
+def spec_from_args(base: SweepSpec | None = None, **kw: Any) -> SweepSpec:
+    spec = base or SweepSpec()
+    for k, v in kw.items():
+        if v is not None:
+            setattr(spec, k, v)
+    return spec
