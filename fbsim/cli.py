@@ -169,6 +169,217 @@ def bench_cmd(
     typer.echo(json.dumps(res, indent=1) if as_json else format_bench(res))
 
 
+def _progress(quiet: bool):
+    if quiet:
+        return None
+    from fbsim.experiments.progress import RichProgress
+
+    return RichProgress()
+
+
+def _games(text: str, flag: str = "--games") -> int:
+    """`1000000`, `1e6` or `1_000_000`."""
+    try:
+        v = float(text.replace("_", "")) if any(c in text for c in ".eE") else int(
+            text.replace("_", ""))
+    except ValueError:
+        raise UsageError(f"{flag}: expected a number of games, got '{text}'") from None
+    if v < 1 or v != int(v):
+        raise UsageError(f"{flag}: expected a whole number >= 1, got '{text}'")
+    return int(v)
+
+
+@app.command("simulate", help="Play many games of one table and print win rates with 95% "
+             "Wilson intervals, collapse and everyone-loses rates, band shares, the final "
+             "Dial, seat advantage, Legacy and Fog use.\n\n"
+             "--out writes every number as one tidy Parquet table; --records writes one row "
+             "per game. Game G of seed S can be narrated with `fbsim replay --seed S --game G`.")
+def simulate_cmd(
+    players: Annotated[int, typer.Option(help="Table size, 3 to 6.", min=3, max=6)] = 4,
+    games: Annotated[str, typer.Option(help="Number of games (1000000, 1e6 or 1_000_000).")
+                     ] = "100000",
+    lineup: Annotated[str | None, typer.Option(
+        help="Bots by Agenda, e.g. accelerationist=hoarder, or one bot for all.")] = None,
+    seat: Annotated[list[str] | None, typer.Option(
+        help="Override one seat's bot: SEAT=BOT. Repeatable.", metavar="SEAT=BOT")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the run.", min=0)] = 0,
+    out: Annotated[Path | None, typer.Option(
+        help="Write every reported number as a tidy Parquet table.", dir_okay=False)] = None,
+    records: Annotated[Path | None, typer.Option(
+        help="Write one row per game (Parquet).", dir_okay=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the tables as JSON instead.")
+                       ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    rules_file: RulesOpt = None,
+    set_: SetOpt = None,
+):
+    from fbsim.experiments.simulate import format_report, simulate, write_metrics
+
+    n = _games(games)
+    for path in (out, records):
+        if path is not None and not path.parent.exists():
+            raise UsageError(f"{path}: folder {path.parent} does not exist")
+    res = simulate(players=players, games=n, rules=rules_file, sets=set_ or [], lineup=lineup,
+                   seats=seat or [], seed=seed, progress=_progress(quiet or as_json),
+                   records=records)
+    if out is not None:
+        write_metrics(res, out)
+    if as_json:
+        doc = {"provenance": {k: v for k, v in res.provenance.items() if k != "rules_toml"},
+               **{t: json.loads(getattr(res, t).to_json(orient="records"))
+                  for t in ("win_rates", "outcomes", "seats")}}
+        typer.echo(json.dumps(doc, indent=1))
+    else:
+        typer.echo(format_report(res), nl=False)
+
+
+@app.command("sweep", help="Play a grid of rule or bot parameter values and write tidy "
+             "Parquet tables (win_rates, outcomes, seats) with 95% intervals and paired "
+             "differences against a baseline point.\n\n"
+             "Give the grid as flags (--vary baseline_offset=-2..2 --vary masks=0,1,2,3 "
+             "--players 3..6; ranges LO..HI or LO..HI:STEP) or as a spec file (see the "
+             "README). Every point plays the same games (common random numbers), so "
+             "differences between points have tight intervals. Each finished point is "
+             "saved at once: rerun the same command after an interruption to resume. With "
+             "no spec and no --vary: baseline_offset -2..2 at 3 to 6 players.")
+def sweep_cmd(
+    spec_file: Annotated[Path | None, typer.Argument(
+        help="Sweep spec (TOML); flags given as well override it.", dir_okay=False,
+        show_default=False)] = None,
+    vary: Annotated[list[str] | None, typer.Option(
+        help="A swept parameter: KEY=VALUES, e.g. masks=0,1,2 or baseline_offset=-2..2 or "
+             "bots.fog-grabber.greed=0..1:0.25. Repeatable (a grid).",
+        metavar="KEY=VALUES")] = None,
+    players: Annotated[str | None, typer.Option(help="Table sizes: 4, 3..6 or 3,5.")] = None,
+    games: Annotated[str | None, typer.Option(help="Games per point (default 100000).")
+                     ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed (default 0).", min=0)] = None,
+    lineup: Annotated[str | None, typer.Option(help="Bots by Agenda, as in simulate.")] = None,
+    seat: Annotated[list[str] | None, typer.Option(
+        help="Seat override SEAT=BOT for every point. Repeatable.", metavar="SEAT=BOT")] = None,
+    baseline: Annotated[list[str] | None, typer.Option(
+        help="The baseline point for paired differences, KEY=VALUE per varied key "
+             "(default: each key's default value if swept, else its first value).",
+        metavar="KEY=VALUE")] = None,
+    ci_width: Annotated[float | None, typer.Option(
+        help="Instead of a fixed count, play each point in batches until every Agenda's "
+             "95% half-width is at most this (e.g. 0.005).", min=0.0001, max=0.49)] = None,
+    min_games: Annotated[str | None, typer.Option(
+        help="With --ci-width: games before the first check (default 20000).")] = None,
+    max_games: Annotated[str | None, typer.Option(
+        help="With --ci-width: the most games per point (default 100000000).")] = None,
+    out: Annotated[Path, typer.Option(help="Dataset folder to write (or resume).",
+                                      file_okay=False)] = Path("out/sweep"),
+    force: Annotated[bool, typer.Option(
+        "--force", help="Start afresh even if OUT holds another sweep.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary on stdout.")
+                       ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    rules_file: RulesOpt = None,
+    set_: SetOpt = None,
+):
+    from fbsim.experiments.spec import SweepSpec, load_spec, parse_vary, players_list
+    from fbsim.experiments.sweep import run_sweep
+    from fbsim.rules import parse_set
+
+    spec = load_spec(spec_file) if spec_file is not None else SweepSpec(
+        players=[3, 4, 5, 6] if not vary else [4])
+    if spec_file is None and not vary:
+        spec.vary = {"baseline_offset": [-2, -1, 0, 1, 2]}
+    if vary:
+        spec.vary = {**spec.vary, **parse_vary(vary)}
+    if players is not None:
+        spec.players = players_list(players)
+    if games is not None:
+        spec.games = _games(games)
+    if seed is not None:
+        spec.seed = seed
+    if lineup is not None:
+        spec.lineup = lineup
+    if seat:
+        spec.seats = list(seat)
+    if rules_file is not None:
+        spec.rules = str(rules_file)
+    for item in set_ or []:
+        k, v = parse_set(item)
+        spec.set[k] = v
+    for item in baseline or []:
+        k, v = parse_set(item)
+        spec.baseline[k] = v
+    if ci_width is not None:
+        spec.ci_width = ci_width
+    if min_games is not None:
+        spec.min_games = _games(min_games, "--min-games")
+    if max_games is not None:
+        spec.max_games = _games(max_games, "--max-games")
+    echo = None if as_json and quiet else (lambda m: typer.echo(m, err=True))
+    res = run_sweep(spec, out, progress=_progress(quiet), force=force, echo=echo)
+    if as_json:
+        typer.echo(json.dumps(res.summary(), indent=1))
+    else:
+        from fbsim.experiments.report import format_sweep
+
+        typer.echo(format_sweep(res), nl=False)
+
+
+@app.command("plot", help="Draw PNG figures from a sweep dataset: win rate per Agenda "
+             "against the varied parameter with 95% bands (a panel per table size), the "
+             "collapse rate, and a heatmap for two-parameter sweeps.")
+def plot_cmd(
+    results: Annotated[Path, typer.Argument(help="A sweep dataset folder (fbsim sweep --out).",
+                                            file_okay=False, show_default=False)],
+    out: Annotated[Path | None, typer.Option(
+        help="Folder for the PNG files (default: RESULTS/plots).", file_okay=False)] = None,
+    x: Annotated[str | None, typer.Option(
+        help="The parameter on the x axis (default: the first varied one).")] = None,
+):
+    from fbsim.experiments.plots import plot_dataset
+
+    for path in plot_dataset(results, out, x=x):
+        typer.echo(str(path))
+
+
+@app.command("experiment", help="Run a named experiment into results/NAME/ (Parquet tables, "
+             "PNG figures and a summary.md).\n\n`fbsim experiment --list` lists them; "
+             "`fbsim experiment --all` regenerates every one.")
+def experiment_cmd(
+    names: Annotated[list[str] | None, typer.Argument(help="Experiment names.",
+                                                      show_default=False)] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List the experiments.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Run every experiment.")] = False,
+    games: Annotated[str | None, typer.Option(
+        help="Games per point (default: each experiment's, 1000000).")] = None,
+    results: Annotated[Path, typer.Option(help="Folder of the results.", file_okay=False)
+                       ] = Path("results"),
+    force: Annotated[bool, typer.Option("--force", help="Recompute finished points.")
+                     ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+):
+    from fbsim.experiments import registry as xreg
+
+    exps = xreg.experiments()
+    if list_:
+        for name, exp in exps.items():
+            typer.echo(f"{name:18} {exp.SUMMARY}")
+        return
+    chosen = list(exps) if all_ else list(names or [])
+    if not chosen:
+        raise UsageError("name an experiment, or give --list or --all")
+    for name in chosen:
+        if name not in exps:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(exps), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise UsageError(f"unknown experiment '{name}'{hint} (fbsim experiment --list)")
+    n = _games(games) if games is not None else None
+    for name in chosen:
+        typer.echo(f"== {name}", err=True)
+        path = xreg.run(name, results, games=n, progress=_progress(quiet), force=force,
+                        echo=lambda m: typer.echo(m, err=True))
+        typer.echo(str(path))
+
+
 def version_callback(value: bool):
     if value:
         typer.echo(f"fbsim {__version__}")
@@ -199,11 +410,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fbsim: interrupted", file=sys.stderr)
         return 130
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.ClickException):
-            e.show()
+    except Exception as e:  # usage errors of the command-line parser
+        show = getattr(e, "show", None)
+        if callable(show) and isinstance(getattr(e, "exit_code", None), int):
+            show()
             return e.exit_code
         raise
     return 0

@@ -23,10 +23,10 @@ TOML file:
 
     [[points]]               # or explicit points instead of a grid
     players = 4
-    seat = "0=hoarder"
+    seat_bot = "0=hoarder"
 
-Besides rules keys, a point may set `players`, `lineup` (as --lineup) and `seat` (as --seat,
-several separated by commas; "" for none).
+Besides rules keys, a point may set `players`, `lineup` (as --lineup) and `seat_bot` (as
+--seat, several separated by commas; "" for none).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from fbsim.errors import ConfigError, FbsimError, UsageError
 from fbsim.lineup import Lineup, parse_lineup
 from fbsim.rules import Rules, load_rules, parse_set, rules_hash
 
-SPECIAL = ("players", "lineup", "seat")
+SPECIAL = ("players", "lineup", "seat_bot")
 SPEC_KEYS = ("games", "seed", "players", "rules", "lineup", "seats", "set", "vary", "baseline",
              "points", "ci_width", "min_games", "max_games", "title")
 MAX_POINTS = 100_000
@@ -116,7 +116,7 @@ def parse_values(key: str, raw: Any) -> list[Any]:
     """`LO..HI` (integers), `LO..HI:STEP`, `a,b,c` (TOML values) or a TOML list."""
     if isinstance(raw, list):
         values = list(raw)
-    elif isinstance(raw, str) and ".." in raw and key not in ("lineup", "seat"):
+    elif isinstance(raw, str) and ".." in raw and key not in ("lineup", "seat_bot"):
         body, _, step_text = raw.partition(":")
         lo_text, _, hi_text = body.partition("..")
         lo, hi = _number(lo_text.strip(), key), _number(hi_text.strip(), key)
@@ -135,7 +135,7 @@ def parse_values(key: str, raw: Any) -> list[Any]:
         values = []
         for item in raw.split(","):
             item = item.strip()
-            if key in ("lineup", "seat"):
+            if key in ("lineup", "seat_bot"):
                 values.append(item)
                 continue
             if not item:
@@ -295,7 +295,7 @@ def base_rules(spec: SweepSpec) -> Rules:
 
 
 def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules) -> Point:
-    rules_items = {k: v for k, v in coords.items() if k not in ("lineup", "seat")}
+    rules_items = {k: v for k, v in coords.items() if k not in ("lineup", "seat_bot")}
     label = ", ".join(f"{k}={v}" for k, v in coords.items())
     try:
         rules = load_rules(None, [_toml_item(k, v) for k, v in rules_items.items()], base=base)
@@ -304,8 +304,8 @@ def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules) -> 
             (k for k in coords if e.key.startswith(k) or k.startswith(e.key)), e.key)
         raise SpecError(f"{varied}: at the point ({label}): {e.key}: {e.message}") from None
     seats = list(spec.seats)
-    if "seat" in coords:
-        seats += [x for x in str(coords["seat"]).split(",") if x.strip()]
+    if "seat_bot" in coords:
+        seats += [x for x in str(coords["seat_bot"]).split(",") if x.strip()]
     try:
         lineup = parse_lineup(coords.get("lineup", spec.lineup), seats, rules.players)
     except UsageError as e:
@@ -338,7 +338,7 @@ def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
                             f"{', '.join(varied) or 'none'})")
     wanted = dict(spec.baseline)
     for key in varied:
-        if key in wanted or key in ("lineup", "seat"):
+        if key in wanted or key in ("lineup", "seat_bot"):
             continue
         default = _default_value(base, key)
         if default is not None and any(json.dumps(c.get(key)) == json.dumps(default)
@@ -367,7 +367,8 @@ def describe(spec: SweepSpec, points: list[Point]) -> str:
     games = (f"{spec.games:,} games" if spec.ci_width is None else
              f"until every half-width <= {spec.ci_width:g} ({spec.min_games:,}.."
              f"{spec.max_games:,} games)")
-    varied = ", ".join(f"{k} ({len(v)})" for k, v in spec.vary.items()) or "nothing"
+    varied = ", ".join(f"{k} ({len(v)})" for k, v in spec.vary.items()) or ", ".join(
+        k for k in (points[0].values if points else {}) if k != "players") or "nothing"
     return (f"{len(points)} points (players {', '.join(map(str, sizes))}; varying "
             f"{varied}), {games} per point, seed {spec.seed}; rules "
             f"{rules_hash(points[0].rules) if points else '-'} at the first point")

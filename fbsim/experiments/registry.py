@@ -1,0 +1,66 @@
+"""Finding and running the named experiments (`fbsim experiment`).
+
+Each experiment writes `results/NAME/`: the sweep dataset (win_rates, outcomes and seats
+Parquet tables, with provenance), its PNG figures and a summary.md with the key numbers.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import shlex
+from functools import cache
+from pathlib import Path
+
+from fbsim.experiments import catalog
+
+DEFAULT_GAMES = 1_000_000
+
+
+@cache
+def experiments() -> dict:
+    mods = {}
+    for info in sorted(pkgutil.iter_modules(catalog.__path__), key=lambda m: m.name):
+        mod = importlib.import_module(f"{catalog.__name__}.{info.name}")
+        mods[mod.NAME] = mod
+    order = ["baseline", "baseline-schedule", "masks", "fog-greed", "hoarder", "first-player"]
+    return {k: mods[k] for k in sorted(mods, key=lambda k: (order.index(k) if k in order
+                                                            else len(order), k))}
+
+
+def run(name: str, results: str | Path = "results", games: int | None = None, progress=None,
+        force: bool = False, echo=None) -> Path:
+    from fbsim.experiments.plots import plot_dataset
+    from fbsim.experiments.sweep import load, run_sweep
+
+    exp = experiments()[name]
+    out = Path(results) / name
+    n = games or DEFAULT_GAMES
+    spec = exp.spec(n)
+    res = run_sweep(spec, out, progress=progress, force=force, echo=echo)
+    figures = plot_dataset(out, out, x=getattr(exp, "X", None))
+    tables = load(out)
+    write_summary(exp, spec, tables, figures, out, n, res)
+    return out
+
+
+def write_summary(exp, spec, tables, figures, out: Path, games: int, res) -> Path:
+    from fbsim.experiments.findings import point_table
+
+    prov = tables["outcomes"].attrs["provenance"]
+    cmd = f"fbsim experiment {exp.NAME}" + ("" if games == DEFAULT_GAMES
+                                            else f" --games {games}")
+    lines = [f"# {exp.NAME}: {exp.SUMMARY}", "", (exp.__doc__ or "").strip(), "",
+             f"Regenerate: `{shlex.quote(cmd) if ' ' not in cmd else cmd}` "
+             f"({len(tables['outcomes'])} points, {games:,} games per point, seed {spec.seed}; "
+             f"fbsim {prov['fbsim_version']}, kernel v{prov['kernel_version']}, git "
+             f"{prov['git_revision'] or '-'}). Intervals are 95% (Wilson); paired differences "
+             "are game by game against the baseline point on the same games.", "",
+             "## Findings", ""]
+    lines += [f"- {s}" for s in exp.findings(tables)]
+    lines += ["", "## Win rates (share of games won, ± 95% half-width)", ""]
+    lines += point_table(tables, getattr(exp, "X", None))
+    lines += ["", "## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures]
+    path = out / "summary.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
