@@ -29,7 +29,8 @@ def agenda_line(t: dict, point: int) -> str:
 
 def collapse_line(t: dict, point: int) -> str:
     o = t["outcomes"].set_index("point").loc[point]
-    return (f"collapse {pct(o['collapse_rate'], 2)} {ci(o['collapse_ci_low'], o['collapse_ci_high'])}"
+    return (f"collapse {pct(o['collapse_rate'], 2)} "
+            f"{ci(o['collapse_ci_low'], o['collapse_ci_high'])}"
             f", everyone loses {pct(o['everyone_loses_rate'], 2)}, final Dial median "
             f"{o['dial_q50']:.0f} (90% within {o['dial_q05']:.0f}..{o['dial_q95']:.0f})")
 
@@ -70,9 +71,10 @@ def by_size_sweep(t: dict, x: str) -> list[str]:
             r = acc.loc[p]
             if r["diff_ci_low"] > 0 or r["diff_ci_high"] < 0:
                 continue
-            lines.append(f"  {x} = {_fmt(o.set_index('point').loc[p, x])}: the Accelerationist's "
-                         f"win rate does not differ from the baseline's (paired difference "
-                         f"{100 * r['diff']:+.2f} points, {ci(r['diff_ci_low'], r['diff_ci_high'])}).")
+            v = _fmt(o.set_index("point").loc[p, x])
+            lines.append(f"  {x} = {v}: the Accelerationist's win rate does not differ from "
+                         f"the baseline's (paired difference {100 * r['diff']:+.2f} points, "
+                         f"{ci(r['diff_ci_low'], r['diff_ci_high'])}).")
         coll = o[o["collapse_rate"] >= 0.05]
         if not coll.empty:
             c = coll.iloc[0]
@@ -121,8 +123,8 @@ def point_table(t: dict, x: str | None) -> list[str]:
     lines = [head, "|" + "---|" * (len(cols) + 6)]
     for o in out.to_dict("records"):
         ag = win[(win["point"] == o["point"]) & (win["kind"] == "agenda")].set_index("name")
-        cells = [f"{pct(ag.loc[a, 'rate'])} ±{100 * (ag.loc[a, 'ci_high'] - ag.loc[a, 'ci_low']) / 2:.1f}"
-                 for a in L.AGENDA_NAMES]
+        half = (ag["ci_high"] - ag["ci_low"]) / 2
+        cells = [f"{pct(ag.loc[a, 'rate'])} ±{100 * half[a]:.1f}" for a in L.AGENDA_NAMES]
         vals = [_fmt(o[c]) if str(o[c]) else "(none)" for c in cols]
         lines.append("| " + " | ".join(vals) + f" | {o['games']:,} | " + " | ".join(cells)
                      + f" | {pct(o['everyone_loses_rate'], 2)} | {pct(o['collapse_rate'], 2)} |")

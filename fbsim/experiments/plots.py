@@ -23,7 +23,8 @@ from fbsim.errors import UsageError  # noqa: E402
 COLOURS = {"steward": "#2a9d8f", "opportunist": "#e9c46a", "accelerationist": "#e76f51"}
 LABELS = {"baseline_offset": "baseline offset (ppm per round)", "masks": "Masks per player",
           "bots.fog-grabber.greed": "Fog-grabber greed (share of the rest of the pot)",
-          "stagger": "staggered Capital per place", "seat_bot": "seat played by another bot (SEAT=BOT)"}
+          "stagger": "staggered Capital per place",
+          "seat_bot": "seat played by another bot (SEAT=BOT)"}
 
 
 def label(key: str) -> str:
