@@ -485,6 +485,16 @@ def _load(path, sets, base, overrides) -> Rules:
     return validate_dict(data)
 
 
+def rules_from_toml(text: str, source: str = "rules text") -> Rules:
+    """Rules from TOML text, e.g. the `rules_toml` stored in a table's provenance."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError("(text)", f"not valid TOML: {e}", source) from None
+    data = _merge(to_dict(Rules()), doc, "", Rules, source)
+    return validate_dict(data, source)
+
+
 def _fit_to_rounds(data: dict) -> None:
     """A shorter game keeps the tables nobody set: the first `rounds` baselines (D1), and
     only the Accusations that still have a round after them (R-E1)."""

@@ -27,7 +27,9 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float, float]:
     denom = 1.0 + z2 / n
     centre = (p + z2 / (2 * n)) / denom
     half = z * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
-    return p, max(0.0, centre - half), min(1.0, centre + half)
+    lo = 0.0 if k == 0 else max(0.0, centre - half)  # exact at the ends, free of rounding
+    hi = 1.0 if k == n else min(1.0, centre + half)
+    return p, min(lo, p), max(hi, p)
 
 
 def wilson_half_width(k: int, n: int, z: float = Z95) -> float:

@@ -165,6 +165,7 @@ def _open_dataset(out: Path, spec: SweepSpec, base_toml: str, force: bool) -> st
         if doc.get("digest") != digest:
             raise UsageError(f"--out {out}: holds a different sweep (another spec, seed or "
                              "rules); use another --out, or --force to start it afresh")
+        _clean_temporaries(out)
         return doc["started"]
     if out.exists() and force:
         for t in TABLES:
@@ -173,12 +174,22 @@ def _open_dataset(out: Path, spec: SweepSpec, base_toml: str, force: bool) -> st
     elif out.exists() and any(out.iterdir()) and not meta.exists():
         raise UsageError(f"--out {out}: exists and is not a sweep dataset")
     (out / "points").mkdir(parents=True, exist_ok=True)
+    _clean_temporaries(out)
     started = now_iso()
     doc = {"digest": digest, "started": started, "spec": spec.to_dict()}
     tmp = meta.with_name(".sweep.json.tmp")
     tmp.write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n")
     os.replace(tmp, meta)
     return started
+
+
+def _clean_temporaries(out: Path) -> None:
+    """Remove what a killed run left half-written (never a finished point or table)."""
+    for p in list(out.glob(".*.tmp*")) + list((out / "points").glob(".*.tmp*")):
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
 
 
 def _write_point(out: Path, point: Point, spec: SweepSpec, tally: Tally, started: str) -> None:
