@@ -564,8 +564,9 @@ def _toml_key(k: str) -> str:
     return k if all(c.isalnum() or c in "-_" for c in k) else json.dumps(k)
 
 
-def rules_to_toml(rules: Rules) -> str:
-    """The effective rules as TOML, with a short comment per key (round-trips exactly)."""
+def rules_to_toml(rules: Rules, comments: bool = True) -> str:
+    """The effective rules as TOML, with a short comment per key (round-trips exactly);
+    `comments=False` gives the compact form stored in tables' provenance."""
     lines = [f"# Firebreak rules for fbsim (rules version {RULES_VERSION}, hash "
              f"{rules_hash(rules)})", "# Rule IDs refer to RULES.md.", ""]
 
@@ -604,6 +605,10 @@ def rules_to_toml(rules: Rules) -> str:
                 for pname, pv in params.items():
                     text = f"{_toml_key(pname)} = {_toml_value(pv)}"
                     lines.append(f"{text:<{max(28, len(text) + 1)}} # {helps[pname]}")
+    if not comments:
+        lines = [ln.split(" # ", 1)[0].rstrip() if " # " in ln else ln for ln in lines
+                 if not ln.startswith("#")]
+        lines = [ln.split("  # ", 1)[0] for ln in lines if ln]
     return "\n".join(lines) + "\n"
 
 

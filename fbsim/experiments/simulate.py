@@ -103,7 +103,7 @@ def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = 
                         **base_provenance(started), "kind": "game records", "seed": seed,
                         "games": games, "lineup": point.lineup.describe(),
                         "rules_hash": rules_hash(point.rules),
-                        "rules_toml": rules_to_toml(point.rules)})
+                        "rules_toml": rules_to_toml(point.rules, comments=False)})
                 writer.write(table)
             done += m
             progress.advance(m)
@@ -117,7 +117,7 @@ def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = 
     win, out, st = tally.tables(point.rules, {"players": players})
     prov = {**base_provenance(started), "kind": "simulation", "seed": seed, "games": games,
             "lineup": point.lineup.describe(), "rules_hash": rules_hash(point.rules),
-            "rules_toml": rules_to_toml(point.rules)}
+            "rules_toml": rules_to_toml(point.rules, comments=False)}
     drop = ["point", "baseline_point", "diff", "diff_ci_low", "diff_ci_high", "paired_games"]
     win = win.drop(columns=drop)
     out = out.drop(columns=[c for c in out.columns if "_diff" in c or c in drop])

@@ -128,7 +128,8 @@ def _point_provenance(spec: SweepSpec, point: Point, started: str, games: int) -
     return {**base_provenance(started), "kind": "sweep point", "point": point.index,
             "coordinates": point.values, "baseline_point": point.baseline,
             "lineup": point.lineup.describe(), "seed": spec.seed, "games": games,
-            "rules_hash": rules_hash(point.rules), "rules_toml": rules_to_toml(point.rules),
+            "rules_hash": rules_hash(point.rules),
+            "rules_toml": rules_to_toml(point.rules, comments=False),
             "sweep_spec": spec.to_dict()}
 
 
@@ -256,7 +257,7 @@ def combine(out: Path, spec: SweepSpec, points: list[Point], started: str):
             "points": [{"point": p.index, "coordinates": p.values,
                         "baseline_point": p.baseline, "lineup": p.lineup.describe(),
                         "rules_hash": rules_hash(p.rules)} for p in points],
-            "rules_toml": {str(p.index): rules_to_toml(p.rules) for p in points}}
+            "rules_toml": {str(p.index): rules_to_toml(p.rules, comments=False) for p in points}}
     for t in TABLES:
         parts = [pd.read_parquet(_point_dir(out, p.index) / f"{t}.parquet") for p in points]
         df = pd.concat(parts, ignore_index=True)
