@@ -33,3 +33,16 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
     os.environ["NUMBA_CACHE_DIR"] = str(_base / "fbsim" / "numba" / _source_digest())
     if "numba" in sys.modules:  # numba read its settings before fbsim was imported
         sys.modules["numba"].config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+
+
+def __getattr__(name: str):
+    # the Python API, imported on first use (importing fbsim stays cheap)
+    if name == "simulate":
+        from fbsim.experiments.simulate import simulate
+
+        return simulate
+    if name == "sweep":
+        from fbsim.experiments.sweep import sweep
+
+        return sweep
+    raise AttributeError(f"module 'fbsim' has no attribute {name!r}")

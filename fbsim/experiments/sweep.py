@@ -114,9 +114,10 @@ def run_point(point: Point, spec: SweepSpec, cache: _BaselineCache | None = None
             progress.advance(m)
         if not adaptive or max(tally.half_widths()) <= spec.ci_width or done >= spec.max_games:
             return tally
-        nxt = min(spec.max_games, max(done + BLOCK, int(tally.needed_games(spec.ci_width)
-                                                          * 1.02)))
-        nxt = min(spec.max_games, -(-nxt // BLOCK) * BLOCK)
+        # the next batch: up to the games the rates so far say are needed (and at least a
+        # quarter more than so far); it depends only on the counts, so reruns stop alike
+        need = int(tally.needed_games(spec.ci_width) * 1.05)
+        nxt = min(spec.max_games, max(need, done + max(1000, done // 4)))
         progress.grow(nxt - target)
         target = nxt
 
@@ -281,9 +282,25 @@ def coordinate_columns(df: pd.DataFrame) -> list[str]:
     return cols[cols.index("point") + 1:cols.index("baseline_point")]
 
 
-def spec_from_args(base: SweepSpec | None = None, **kw: Any) -> SweepSpec:
-    spec = base or SweepSpec()
-    for k, v in kw.items():
-        if v is not None:
-            setattr(spec, k, v)
-    return spec
+
+
+def sweep(spec: SweepSpec | dict | str | Path | None = None, out: str | Path = "out/sweep", *,
+          progress: Progress | None = None, force: bool = False, **fields: Any) -> SweepResult:
+    """Run (or resume) a sweep: `spec` is a SweepSpec, a dict in the spec file's form, or a
+    path to a spec file; keyword arguments set spec fields, e.g.
+    `fbsim.sweep(vary={"masks": [1, 2, 3]}, players=[4], games=100_000, out="masks")`."""
+    from fbsim.experiments.spec import load_spec, spec_from_dict
+
+    if spec is None:
+        s = SweepSpec()
+    elif isinstance(spec, SweepSpec):
+        s = spec
+    elif isinstance(spec, dict):
+        s = spec_from_dict(spec)
+    else:
+        s = load_spec(spec)
+    for k, v in fields.items():
+        if not hasattr(s, k):
+            raise UsageError(f"sweep: unknown spec field '{k}'")
+        setattr(s, k, v)
+    return run_sweep(s, out, progress=progress, force=force)

@@ -1,0 +1,318 @@
+"""Sweeps: specs, paired differences, provenance, atomic resumable datasets, --ci-width."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+import pandas as pd
+import pytest
+
+from fbsim import layout as L
+from fbsim.experiments import sweep as sweep_mod
+from fbsim.experiments.provenance import read_provenance
+from fbsim.experiments.spec import (
+    SpecError,
+    SweepSpec,
+    build_points,
+    load_spec,
+    parse_values,
+    spec_from_dict,
+)
+from fbsim.experiments.stats import unpaired, wilson
+from fbsim.experiments.sweep import TABLES, load, run_point, run_sweep
+from fbsim.kernel import simulate
+from fbsim.lineup import Lineup
+from fbsim.rules import load_rules, rules_from_toml, rules_hash
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _fixed_time(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+
+
+# ------------------------------------------------------------------------------ specs
+
+
+def test_ranges_and_lists():
+    assert parse_values("baseline_offset", "-2..2") == [-2, -1, 0, 1, 2]
+    assert parse_values("x", "0..1:0.25") == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert parse_values("masks", "0,1,3") == [0, 1, 3]
+    assert parse_values("masks", [2, 4]) == [2, 4]
+    assert parse_values("fog.partial_fill", "true,false") == [True, False]
+
+
+@pytest.mark.parametrize(("raw", "msg"), [("3..1", "empty"), ("0..4:0", "step"),
+                                          ("1,1", "repeated"), ("a..b", "not a number"),
+                                          ("", "no values")])
+def test_bad_ranges_name_the_parameter(raw, msg):
+    with pytest.raises(SpecError, match=f"^masks: .*{msg}"):
+        parse_values("masks", raw)
+
+
+def test_grid_is_the_product_crossed_with_players():
+    spec = SweepSpec(games=10, players=[3, 5], vary={"masks": [1, 2], "stagger": [0, 1, 2]})
+    _, points = build_points(spec)
+    assert len(points) == 12
+    assert [p.values for p in points[:3]] == [{"players": 3, "masks": 1, "stagger": 0},
+                                              {"players": 3, "masks": 1, "stagger": 1},
+                                              {"players": 3, "masks": 1, "stagger": 2}]
+    assert all(p.rules.masks == p.values["masks"] for p in points)
+    # the baseline of each size: each key at its default value (masks 2, stagger 1)
+    for p in points:
+        b = points[p.baseline]
+        assert b.players == p.players
+        assert (b.values["masks"], b.values["stagger"]) == (2, 1)
+
+
+@pytest.mark.parametrize(("spec", "msg"), [
+    (SweepSpec(vary={"maskz": [1, 2]}), r"^maskz: .*unknown key; did you mean 'masks'"),
+    (SweepSpec(vary={"masks": [2, -1]}), r"^masks: at the point \(players=4, masks=-1\)"),
+    (SweepSpec(vary={"bots.fog-grabber.greed": [0.5, 3.0]}), r"^bots.fog-grabber.greed: "),
+    (SweepSpec(vary={"masks": [1]}, baseline={"stagger": 1}), r"^baseline: stagger: not a"),
+    (SweepSpec(points=[{"players": 4, "seat_bot": "7=hoarder"}]), r"seat must be 0 to 3"),
+])
+def test_bad_specs_fail_before_any_game(tmp_path, spec, msg):
+    out = tmp_path / "never"
+    with pytest.raises(SpecError, match=msg):
+        run_sweep(spec, out)
+    assert not out.exists()
+
+
+def test_spec_file(tmp_path):
+    (tmp_path / "r.toml").write_text("capital = 9\n")
+    f = tmp_path / "s.toml"
+    f.write_text('games = 500\nseed = 3\nplayers = "3..4"\nrules = "r.toml"\n'
+                 '[set]\nstagger = 2\n[vary]\nmasks = "1..2"\n'
+                 '[vary.bots.fog-grabber]\ngreed = [0.5, 1.0]\n')
+    spec = load_spec(f)
+    assert spec.games == 500 and spec.seed == 3 and spec.players == [3, 4]
+    assert spec.vary == {"masks": [1, 2], "bots.fog-grabber.greed": [0.5, 1.0]}
+    _, points = build_points(spec)
+    assert len(points) == 8
+    assert all(p.rules.capital == 9 and p.rules.stagger == 2 for p in points)
+    with pytest.raises(SpecError, match="gamez: unknown key; did you mean 'games'"):
+        spec_from_dict({"gamez": 3})
+
+
+# ------------------------------------------------------------------- counting, pairing
+
+
+def _small_spec(**kw) -> SweepSpec:
+    base = {"games": 3000, "seed": 5, "players": [4], "vary": {"masks": [1, 2, 3]}}
+    base.update(kw)
+    return SweepSpec(**base)
+
+
+def test_tables_match_the_kernels_own_counters(tmp_path):
+    spec = _small_spec()
+    res = run_sweep(spec, tmp_path / "s")
+    _, points = build_points(spec)
+    for p in points:
+        agg = simulate(p.rules, p.lineup, spec.seed, spec.games, records=False)
+        w = res.win_rates[(res.win_rates["point"] == p.index)
+                          & (res.win_rates["kind"] == "agenda")].set_index("name")
+        for a, name in enumerate(L.AGENDA_NAMES):
+            assert w.loc[name, "wins"] == agg["wins_agenda"][a]
+            assert w.loc[name, "seats"] == agg["dealt"][a]
+            rate, lo, hi = wilson(int(agg["wins_agenda"][a]), spec.games)
+            assert (w.loc[name, "rate"], w.loc[name, "ci_low"], w.loc[name, "ci_high"]) == (
+                rate, lo, hi)
+        o = res.outcomes.set_index("point").loc[p.index]
+        assert o["collapses"] == agg["ends"][1] + agg["ends"][2]
+        assert o["everyone_loses_games"] == agg["nobody"]
+        s = res.seats[res.seats["point"] == p.index]
+        assert list(s["wins"]) == list(agg["wins_seat"][:4])
+
+
+def test_paired_difference_is_the_difference_of_rates(tmp_path):
+    res = run_sweep(_small_spec(), tmp_path / "s")
+    w = res.win_rates[res.win_rates["kind"] == "agenda"]
+    for row in w.to_dict("records"):
+        base = w[(w["point"] == row["baseline_point"]) & (w["name"] == row["name"])].iloc[0]
+        assert row["diff"] == pytest.approx(row["rate"] - base["rate"], abs=1e-12)
+        assert row["diff_ci_low"] <= row["diff"] <= row["diff_ci_high"]
+        if row["point"] == row["baseline_point"]:
+            assert row["diff_ci_low"] == row["diff_ci_high"] == 0.0
+
+
+def test_paired_intervals_are_narrower_than_independent_runs():
+    """A one-unit change (masks 2 -> 3) measured on the same games has a far tighter interval
+    than the same change measured by two independent runs of the same size."""
+    n = 20_000
+    spec = SweepSpec(games=n, seed=11, players=[4], vary={"masks": [2, 3]})
+    _, (p2, p3) = build_points(spec)
+    cache = sweep_mod._BaselineCache(spec.seed, [p2, p3])
+    run_point(p2, spec, cache)
+    t3 = run_point(p3, spec, cache)
+    w3 = t3.tables(p3.rules, p3.values, 1, 0)[0]
+    w3 = w3[w3["kind"] == "agenda"].set_index("name")
+    other = simulate(p2.rules, p2.lineup, 12, n, records=False)  # an independent seed
+    mine = simulate(p3.rules, p3.lineup, 11, n, records=False)
+    for a, name in enumerate(L.AGENDA_NAMES):
+        paired_half = (w3.loc[name, "diff_ci_high"] - w3.loc[name, "diff_ci_low"]) / 2
+        _, lo, hi = unpaired(int(other["wins_agenda"][a]), n, int(mine["wins_agenda"][a]), n)
+        if name == "steward" and w3.loc[name, "wins"] < 400:
+            continue  # too rare at 4 players for either interval to mean much
+        assert paired_half < 0.6 * (hi - lo) / 2, name
+
+
+def test_bot_rows_follow_the_seat_overrides(tmp_path):
+    spec = SweepSpec(games=2000, seed=2, players=[4], points=[
+        {"players": 4, "seat_bot": ""}, {"players": 4, "seat_bot": "1=hoarder"}],
+        baseline={"seat_bot": ""})
+    res = run_sweep(spec, tmp_path / "h")
+    hb = res.win_rates[(res.win_rates["kind"] == "bot") & (res.win_rates["name"] == "hoarder")]
+    assert list(hb["point"]) == [1]
+    assert hb["seats"].iloc[0] == 2000
+    rec = simulate(load_rules(sets=["players=4"]), Lineup(seats={1: "hoarder"}), 2, 2000)
+    assert hb["wins"].iloc[0] == int((rec["winner"] == 1).sum())
+
+
+# ---------------------------------------------------------------- files and provenance
+
+
+def _bytes(out: Path) -> dict[str, bytes]:
+    return {t: (out / f"{t}.parquet").read_bytes() for t in TABLES}
+
+
+def test_provenance_keys_and_rules_round_trip(tmp_path):
+    spec = _small_spec(games=500)
+    run_sweep(spec, tmp_path / "s")
+    need = {"fbsim_version", "kernel_version", "rules_version", "git_revision", "numba_version",
+            "numpy_version", "time", "seed", "sweep_spec"}
+    for t in TABLES:
+        prov = read_provenance(tmp_path / "s" / f"{t}.parquet")
+        assert need <= set(prov), need - set(prov)
+        assert prov["seed"] == 5 and prov["games"] == 500 and prov["table"] == t
+        assert prov["sweep_spec"]["vary"] == {"masks": [1, 2, 3]}
+        assert prov["time"] == "2023-11-14T22:13:20+00:00"
+        for entry in prov["points"]:
+            rules = rules_from_toml(prov["rules_toml"][str(entry["point"])])
+            assert rules_hash(rules) == entry["rules_hash"]
+            assert rules.masks == entry["coordinates"]["masks"]
+    part = read_provenance(tmp_path / "s" / "points" / "0001" / "win_rates.parquet")
+    assert rules_hash(rules_from_toml(part["rules_toml"])) == part["rules_hash"]
+    assert part["coordinates"] == {"players": 4, "masks": 2}
+
+
+def test_a_real_client_reads_the_tables(tmp_path):
+    import duckdb
+
+    res = run_sweep(_small_spec(games=800), tmp_path / "s")
+    path = str(tmp_path / "s" / "win_rates.parquet")
+    got = duckdb.sql(f"select point, name, wins, rate from read_parquet('{path}') "
+                     "where kind = 'agenda' order by point, name").df()
+    want = (res.win_rates[res.win_rates["kind"] == "agenda"][["point", "name", "wins", "rate"]]
+            .sort_values(["point", "name"]).reset_index(drop=True))
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    n = duckdb.sql(f"select sum(games) from read_parquet('{tmp_path}/s/outcomes.parquet')"
+                   ).fetchall()[0][0]
+    assert n == 3 * 800
+
+
+def test_same_bytes_whatever_the_block_size_and_threads(tmp_path, monkeypatch):
+    spec = _small_spec(games=2500)
+    run_sweep(spec, tmp_path / "a")
+    monkeypatch.setattr(sweep_mod, "BLOCK", 700)
+    prev = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        run_sweep(spec, tmp_path / "b")
+    finally:
+        numba.set_num_threads(prev)
+    assert _bytes(tmp_path / "a") == _bytes(tmp_path / "b")
+
+
+def test_rerun_skips_finished_points_and_another_spec_is_refused(tmp_path):
+    spec = _small_spec(games=600)
+    first = run_sweep(spec, tmp_path / "s")
+    again = run_sweep(spec, tmp_path / "s")
+    assert (again.points_run, again.points_skipped, again.games_played) == (0, 3, 0)
+    pd.testing.assert_frame_equal(first.win_rates, again.win_rates)
+    from fbsim.errors import UsageError
+
+    with pytest.raises(UsageError, match="holds a different sweep"):
+        run_sweep(_small_spec(games=601), tmp_path / "s")
+    fresh = run_sweep(_small_spec(games=601), tmp_path / "s", force=True)
+    assert fresh.points_run == 3
+
+
+def _sweep_cmd(out: Path, spec: Path) -> list[str]:
+    return [sys.executable, "-m", "fbsim.cli", "sweep", str(spec), "--out", str(out), "-q"]
+
+
+@pytest.mark.slow
+def test_killed_sweep_resumes_to_identical_bytes(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text('games = 40000\nseed = 9\nplayers = [3, 4]\n[vary]\nmasks = "0..3"\n')
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+    clean = tmp_path / "clean"
+    subprocess.run(_sweep_cmd(clean, spec), env=env, check=True, capture_output=True)
+
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(_sweep_cmd(out, spec), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (out / "points" / "0001").exists():
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = sorted(p.name for p in (out / "points").iterdir() if not p.name.startswith("."))
+    assert 1 <= len(finished) < 8, finished
+    assert not (out / "win_rates.parquet").exists()
+    for d in finished:  # every point on disk is whole
+        assert sorted(f.name for f in (out / "points" / d).iterdir()) == sorted(
+            f"{t}.parquet" for t in TABLES)
+
+    r = subprocess.run(_sweep_cmd(out, spec) + ["--json"], env=env, check=True,
+                       capture_output=True, text=True)
+    summary = json.loads(r.stdout)
+    assert summary["points_skipped"] == len(finished)
+    assert summary["points_run"] == 8 - len(finished)
+    assert _bytes(out) == _bytes(clean)
+    assert not [p for p in (out / "points").iterdir() if p.name.startswith(".")]
+
+
+def test_ci_width_plays_until_every_agenda_is_tight_enough(tmp_path):
+    spec = SweepSpec(players=[3], vary={"masks": [1, 2]}, ci_width=0.02, min_games=500,
+                     max_games=200_000, seed=4)
+    res = run_sweep(spec, tmp_path / "w")
+    w = res.win_rates[res.win_rates["kind"] == "agenda"]
+    assert ((w["ci_high"] - w["ci_low"]) / 2 <= 0.02).all()
+    games = res.outcomes["games"]
+    assert (games > 500).all() and (games < 200_000).all()
+    # it stopped near the games the normal approximation says are needed, not far beyond
+    for p in res.outcomes.to_dict("records"):
+        rates = w[w["point"] == p["point"]]["rate"]
+        needed = 1.959963984540054 ** 2 * (rates * (1 - rates)).max() / 0.02 ** 2
+        assert p["games"] <= 1.3 * needed + 1000, (p["games"], needed)
+    again = run_sweep(spec, tmp_path / "w2")
+    assert _bytes(tmp_path / "w") == _bytes(tmp_path / "w2")
+    np.testing.assert_array_equal(res.outcomes["games"], again.outcomes["games"])
+
+
+def test_load_gives_tables_with_provenance(tmp_path):
+    run_sweep(_small_spec(games=300), tmp_path / "s")
+    tables = load(tmp_path / "s")
+    assert set(tables) == set(TABLES)
+    assert tables["outcomes"].attrs["provenance"]["games"] == 300
+
+
+def test_python_api(tmp_path):
+    import fbsim
+
+    res = fbsim.sweep({"games": 400, "players": [3], "vary": {"masks": "1..2"}},
+                      out=tmp_path / "api", seed=7)
+    assert list(res.outcomes["masks"]) == [1, 2]
+    assert read_provenance(tmp_path / "api" / "outcomes.parquet")["seed"] == 7
