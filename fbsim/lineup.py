@@ -84,3 +84,18 @@ def parse_lineup(lineup: str | None = None, seats: list[str] | tuple[str, ...] =
             raise UsageError("the scripted bot plays only from a script (fbsim replay "
                              "--script FILE.toml)")
     return Lineup(by_agenda, seat_map)
+
+
+def lineup_from_description(text: str) -> Lineup:
+    """The inverse of `Lineup.describe()` (as stored in tables' provenance)."""
+    by_agenda = dict(DEFAULT_BY_AGENDA)
+    seats: dict[int, str] = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        key, _, bot = item.partition("=")
+        if key.startswith("seat"):
+            seats[int(key[4:])] = _check_bot(bot, "lineup")
+        elif key in by_agenda:
+            by_agenda[key] = _check_bot(bot, "lineup")
+        else:
+            raise UsageError(f"lineup: cannot read '{item}'")
+    return Lineup(by_agenda, seats)

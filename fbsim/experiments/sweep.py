@@ -276,6 +276,21 @@ def load(out: str | Path) -> dict[str, pd.DataFrame]:
     return {t: read_table(out / f"{t}.parquet") for t in TABLES}
 
 
+def point_setup(out: str | Path, point: int):
+    """(rules, lineup, seed) of one point of a sweep dataset, from its provenance: enough to
+    play or replay any of its games (`fbsim.reference.engine.play_game`)."""
+    from fbsim.experiments.provenance import read_provenance
+    from fbsim.lineup import lineup_from_description
+    from fbsim.rules import rules_from_toml
+
+    prov = read_provenance(Path(out) / "outcomes.parquet")
+    entry = next((e for e in prov["points"] if e["point"] == point), None)
+    if entry is None:
+        raise UsageError(f"{out}: no point {point}")
+    rules = rules_from_toml(prov["rules_toml"][str(point)], f"{out} point {point}")
+    return rules, lineup_from_description(entry["lineup"]), int(prov["seed"])
+
+
 def coordinate_columns(df: pd.DataFrame) -> list[str]:
     """The varied parameters of a sweep table (the columns between point and baseline)."""
     cols = list(df.columns)
