@@ -7,12 +7,12 @@ import pandas as pd
 from fbsim import layout as L
 
 
-def pct(x: float, digits: int = 1) -> str:
+def pct(x: float, digits: int = 2) -> str:
     return f"{100 * x:.{digits}f}%"
 
 
 def ci(lo: float, hi: float) -> str:
-    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+    return f"[{100 * lo:.2f}, {100 * hi:.2f}]"
 
 
 def _fmt(v) -> str:
@@ -23,7 +23,7 @@ def agenda_line(t: dict, point: int) -> str:
     win = t["win_rates"]
     rows = win[(win["point"] == point) & (win["kind"] == "agenda")]
     parts = [f"{r['name']} {pct(r['rate'])} {ci(r['ci_low'], r['ci_high'])} (fair "
-             f"{pct(r['fair_share'], 0)})" for r in rows.to_dict("records")]
+             f"{pct(r['fair_share'], 1)})" for r in rows.to_dict("records")]
     return "; ".join(parts)
 
 
@@ -124,7 +124,7 @@ def point_table(t: dict, x: str | None) -> list[str]:
     for o in out.to_dict("records"):
         ag = win[(win["point"] == o["point"]) & (win["kind"] == "agenda")].set_index("name")
         half = (ag["ci_high"] - ag["ci_low"]) / 2
-        cells = [f"{pct(ag.loc[a, 'rate'])} ±{100 * half[a]:.1f}" for a in L.AGENDA_NAMES]
+        cells = [f"{pct(ag.loc[a, 'rate'])} ±{100 * half[a]:.2f}" for a in L.AGENDA_NAMES]
         vals = [_fmt(o[c]) if str(o[c]) else "(none)" for c in cols]
         lines.append("| " + " | ".join(vals) + f" | {o['games']:,} | " + " | ".join(cells)
                      + f" | {pct(o['everyone_loses_rate'], 2)} | {pct(o['collapse_rate'], 2)} |")

@@ -57,7 +57,8 @@ def write_summary(exp, spec, tables, figures, out: Path, games: int, res) -> Pat
              f"{prov['git_revision'] or '-'}). Intervals are 95% (Wilson); paired differences "
              "are game by game against the baseline point on the same games.", "",
              "## Findings", ""]
-    lines += [f"- {s}" for s in exp.findings(tables)]
+    lines += [f"  - {s.strip()}" if s.startswith("  ") else f"- {s}"
+              for s in exp.findings(tables)]
     lines += ["", "## Win rates (share of games won, ± 95% half-width)", ""]
     lines += point_table(tables, getattr(exp, "X", None))
     lines += ["", "## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures]
