@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -104,7 +105,8 @@ def plot_win_rates(win: pd.DataFrame, x: str, coords: list[str], path: Path) -> 
         ax.set_ylim(-2, 102)
     axes[0].legend(loc="upper left", fontsize=8, title="Agenda (dashed: fair share)",
                    title_fontsize=8)
-    fig.suptitle(f"Win rate per Agenda against {label(x)} (95% Wilson bands)")
+    fig.suptitle(textwrap.fill(f"Win rate per Agenda against {label(x)} (95% Wilson bands)",
+                               60 * min(len(sizes), 2)))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -132,7 +134,8 @@ def plot_collapse(out: pd.DataFrame, x: str, coords: list[str], path: Path) -> P
                 label=f"{n} players: everyone loses")
     _setup_x(ax, cats, label(x), xs)
     ax.set_ylabel("games (%)")
-    ax.set_title(f"Collapse rate against {label(x)} (95% bands; dotted: everyone loses)")
+    ax.set_title(f"Collapse rate against {label(x)}\n(95% bands; dotted: everyone loses)",
+                 fontsize=10)
     ax.legend(fontsize=7, ncol=2, loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
