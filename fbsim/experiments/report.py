@@ -29,7 +29,7 @@ def format_sweep(res) -> str:
              "vs the baseline point in points (* = interval excludes 0), collapse rate %"]
     head = "  ".join(f"{c[-18:]:>10}" for c in coords)
     lines.append(f"  {head}  {'games':>9}  " + "  ".join(
-        f"{a[:13]:>20}" for a in L.AGENDA_NAMES) + f"  {'collapse':>14}")
+        f"{a:>20}" for a in L.AGENDA_NAMES) + f"  {'collapse':>14}")
     ag = win[win["kind"] == "agenda"]
     for od in out.to_dict("records"):
         cells = []
