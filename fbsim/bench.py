@@ -91,6 +91,59 @@ def run_bench(players=(3, 4, 5, 6), games: int = 200_000, ref_games: int = 300,
     return result
 
 
+def sweep_rates(players, games: int, workers: int, scheduler: str | None = None,
+                rules_file=None, sets=(), echo=None) -> dict:
+    """Games per second of a one-point sweep (the sweep path: records, pairing, tables)
+    in-process and through a Dask cluster (a new local one of `workers` processes, or the
+    one at `scheduler`), measured one after the other on the same spec."""
+    from fbsim.experiments.distributed import default_task_games, open_client, prepare
+    from fbsim.experiments.spec import SweepSpec
+    from fbsim.experiments.sweep import run_sweep, same_tables
+    from fbsim.rules import parse_set
+
+    out: dict = {"games": games, "workers": workers, "scheduler": scheduler, "players": {}}
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        with open_client(scheduler, None if scheduler else workers) as (client, threads):
+            n_workers = prepare(client)
+            out["cluster_start_s"] = time.perf_counter() - t0
+            out["workers"] = n_workers
+            for n in players:
+                spec = SweepSpec(games=games, seed=1, players=[n], rules=rules_file,
+                                 set=dict(parse_set(x) for x in sets))
+                if echo:
+                    echo(f"{n} players: in-process sweep ...")
+                run_sweep(SweepSpec(games=2000, seed=1, players=[n]), f"{d}/warm{n}")
+                t = time.perf_counter()
+                run_sweep(spec, f"{d}/local{n}")
+                local = games / (time.perf_counter() - t)
+                if echo:
+                    echo(f"{n} players: through {n_workers} workers ...")
+                task_games = default_task_games(games, n_workers)
+                t = time.perf_counter()
+                run_sweep(spec, f"{d}/cluster{n}", client=client, threads=threads,
+                          task_games=task_games)
+                dist = games / (time.perf_counter() - t)
+                same = same_tables(f"{d}/local{n}", f"{d}/cluster{n}")
+                out["players"][n] = {"in_process": local, "cluster": dist,
+                                     "ratio": dist / local, "tasks": -(-games // task_games),
+                                     "same_tables": same}
+    return out
+
+
+def format_sweep_rates(res: dict) -> str:
+    where = res["scheduler"] or f"a local cluster of {res['workers']} worker processes"
+    lines = [f"fbsim bench --workers: a one-point sweep of {res['games']:,} games, in-process "
+             f"and through {where} (started and warmed in {res['cluster_start_s']:.1f} s)",
+             f"  {'players':>7} {'in-process':>12} {'cluster':>12} {'ratio':>7} {'tasks':>6} "
+             f"{'same tables':>12}"]
+    for n, r in res["players"].items():
+        same = "yes" if r["same_tables"] else "NO"
+        lines.append(f"  {n:>7} {r['in_process']:>10,.0f}/s {r['cluster']:>10,.0f}/s "
+                     f"{r['ratio']:>6.2f}x {r['tasks']:>6} {same:>12}")
+    return "\n".join(lines)
+
+
 def format_bench(res: dict) -> str:
     lines = [f"fbsim bench: kernel on 1 and {res['threads']} threads ({res['games']:,} games "
              f"each), reference engine ({res['ref_games']} games); default lineup"]

@@ -154,10 +154,15 @@ def bench_cmd(
         "--compile/--no-compile", help="Also time a cold compile and a warm start.")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")
                        ] = False,
+    workers: Annotated[int | None, typer.Option(
+        help="Instead: a one-point sweep through a local Dask cluster of this many worker "
+             "processes, next to the same sweep in-process.", min=1)] = None,
+    scheduler: Annotated[str | None, typer.Option(
+        help="Instead: the same through an existing cluster (tcp://HOST:PORT).")] = None,
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
-    from fbsim.bench import format_bench, run_bench
+    from fbsim.bench import format_bench, format_sweep_rates, run_bench, sweep_rates
 
     base = _rules(rules_file, set_)
     sizes = [n for n in _players_range(players) if n is not None]
@@ -165,6 +170,11 @@ def bench_cmd(
         if not 3 <= n <= 6:
             raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
+    if workers or scheduler:
+        res = sweep_rates(sizes, games, workers or 0, scheduler,
+                          None if rules_file is None else str(rules_file), set_ or [], echo)
+        typer.echo(json.dumps(res, indent=1) if as_json else format_sweep_rates(res))
+        return
     res = run_bench(sizes, games, ref_games, base, compile_times=compile_times, echo=echo)
     typer.echo(json.dumps(res, indent=1) if as_json else format_bench(res))
 
@@ -275,6 +285,14 @@ def sweep_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary on stdout.")
                        ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    scheduler: Annotated[str | None, typer.Option(
+        help="Run on an existing dask.distributed cluster, e.g. tcp://10.0.0.5:8786.")
+                         ] = None,
+    workers: Annotated[int | None, typer.Option(
+        help="Start a local Dask cluster of this many worker processes.", min=1)] = None,
+    task_games: Annotated[str | None, typer.Option(
+        help="On a cluster: games per task (default: a few tasks per worker and point). "
+             "The tables do not depend on it.")] = None,
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
@@ -313,7 +331,13 @@ def sweep_cmd(
     if max_games is not None:
         spec.max_games = _games(max_games, "--max-games")
     echo = None if as_json and quiet else (lambda m: typer.echo(m, err=True))
-    res = run_sweep(spec, out, progress=_progress(quiet), force=force, echo=echo)
+    from fbsim.experiments.distributed import open_client
+
+    with open_client(scheduler, workers) as (client, threads):
+        res = run_sweep(spec, out, progress=_progress(quiet), force=force, echo=echo,
+                        client=client, threads=threads,
+                        task_games=None if task_games is None else _games(task_games,
+                                                                          "--task-games"))
     if as_json:
         typer.echo(json.dumps(res.summary(), indent=1))
     else:
@@ -354,8 +378,13 @@ def experiment_cmd(
     force: Annotated[bool, typer.Option("--force", help="Recompute finished points.")
                      ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    scheduler: Annotated[str | None, typer.Option(
+        help="Run on an existing dask.distributed cluster (tcp://HOST:PORT).")] = None,
+    workers: Annotated[int | None, typer.Option(
+        help="Start a local Dask cluster of this many worker processes.", min=1)] = None,
 ):
     from fbsim.experiments import registry as xreg
+    from fbsim.experiments.distributed import open_client
 
     exps = xreg.experiments()
     if list_:
@@ -373,11 +402,13 @@ def experiment_cmd(
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise UsageError(f"unknown experiment '{name}'{hint} (fbsim experiment --list)")
     n = _games(games) if games is not None else None
-    for name in chosen:
-        typer.echo(f"== {name}", err=True)
-        path = xreg.run(name, results, games=n, progress=_progress(quiet), force=force,
-                        echo=lambda m: typer.echo(m, err=True))
-        typer.echo(str(path))
+    with open_client(scheduler, workers) as (client, threads):
+        for name in chosen:
+            typer.echo(f"== {name}", err=True)
+            path = xreg.run(name, results, games=n, progress=_progress(quiet), force=force,
+                            echo=lambda m: typer.echo(m, err=True), client=client,
+                            threads=threads)
+            typer.echo(str(path))
 
 
 def version_callback(value: bool):

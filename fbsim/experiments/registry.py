@@ -29,7 +29,7 @@ def experiments() -> dict:
 
 
 def run(name: str, results: str | Path = "results", games: int | None = None, progress=None,
-        force: bool = False, echo=None) -> Path:
+        force: bool = False, echo=None, client=None, threads: int | None = None) -> Path:
     from fbsim.experiments.plots import plot_dataset
     from fbsim.experiments.sweep import load, run_sweep
 
@@ -37,7 +37,8 @@ def run(name: str, results: str | Path = "results", games: int | None = None, pr
     out = Path(results) / name
     n = games or DEFAULT_GAMES
     spec = exp.spec(n)
-    res = run_sweep(spec, out, progress=progress, force=force, echo=echo)
+    res = run_sweep(spec, out, progress=progress, force=force, echo=echo, client=client,
+                    threads=threads)
     figures = plot_dataset(out, out, x=getattr(exp, "X", None))
     tables = load(out)
     write_summary(exp, spec, tables, figures, out, n, res)

@@ -114,12 +114,17 @@ def run_point(point: Point, spec: SweepSpec, cache: _BaselineCache | None = None
             progress.advance(m)
         if not adaptive or max(tally.half_widths()) <= spec.ci_width or done >= spec.max_games:
             return tally
-        # the next batch: up to the games the rates so far say are needed (and at least a
-        # quarter more than so far); it depends only on the counts, so reruns stop alike
-        need = int(tally.needed_games(spec.ci_width) * 1.05)
-        nxt = min(spec.max_games, max(need, done + max(1000, done // 4)))
+        nxt = next_target(tally, spec, done)
         progress.grow(nxt - target)
         target = nxt
+
+
+def next_target(tally: Tally, spec: SweepSpec, done: int) -> int:
+    """The next batch of a --ci-width run: up to the games the rates so far say are needed
+    (and at least a quarter more than so far). It depends only on the counts, so a rerun, or
+    a run on a cluster, stops at the same number of games."""
+    need = int(tally.needed_games(spec.ci_width) * 1.05)
+    return min(spec.max_games, max(need, done + max(1000, done // 4)))
 
 
 # --------------------------------------------------------------------------- dataset
@@ -219,8 +224,13 @@ def _order(points: list[Point]) -> list[Point]:
 
 
 def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None,
-              force: bool = False, echo=None) -> SweepResult:
-    """Run (or resume) a sweep into the dataset folder `out`."""
+              force: bool = False, echo=None, client=None, task_games: int | None = None,
+              threads: int | None = None) -> SweepResult:
+    """Run (or resume) a sweep into the dataset folder `out`.
+
+    With a dask.distributed `client`, the points are played on its workers in tasks of
+    `task_games` games (default: a few tasks per worker and point), each with `threads` kernel
+    threads (default: the worker's own setting); the tables are the same bytes."""
     out = Path(out)
     base, points = build_points(spec)  # every point validated before any game runs
     progress = progress or _NoProgress()
@@ -235,7 +245,18 @@ def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None
     progress.start(per_point * len(todo), f"{len(todo)} points")
     played = 0
     try:
-        for point in _order(todo):
+        if client is not None:
+            from fbsim.experiments.distributed import run_tasks
+
+            def on_point(point, tally):
+                _write_point(out, point, spec, tally, started)
+
+            played = run_tasks(client, spec, todo, {p.index: p for p in points}, task_games,
+                               threads, progress, on_point)
+            todo_local: list[Point] = []
+        else:
+            todo_local = _order(todo)
+        for point in todo_local:
             tally = run_point(point, spec, cache, progress)
             played += tally.games
             _write_point(out, point, spec, tally, started)
@@ -276,6 +297,24 @@ def load(out: str | Path) -> dict[str, pd.DataFrame]:
     return {t: read_table(out / f"{t}.parquet") for t in TABLES}
 
 
+def same_tables(a: str | Path, b: str | Path, ignore=("time",)) -> bool:
+    """Whether two datasets hold the same tables: the same data and the same provenance apart
+    from the keys in `ignore` (the start time)."""
+    import pyarrow.parquet as pq
+
+    from fbsim.experiments.provenance import META_KEY
+
+    for t in TABLES:
+        ta, tb = pq.read_table(Path(a) / f"{t}.parquet"), pq.read_table(Path(b) / f"{t}.parquet")
+        if not ta.equals(tb):
+            return False
+        ma, mb = (json.loads(x.schema.metadata[META_KEY]) for x in (ta, tb))
+        if {k: v for k, v in ma.items() if k not in ignore} != {
+                k: v for k, v in mb.items() if k not in ignore}:
+            return False
+    return True
+
+
 def point_setup(out: str | Path, point: int):
     """(rules, lineup, seed) of one point of a sweep dataset, from its provenance: enough to
     play or replay any of its games (`fbsim.reference.engine.play_game`)."""
@@ -300,10 +339,12 @@ def coordinate_columns(df: pd.DataFrame) -> list[str]:
 
 
 def sweep(spec: SweepSpec | dict | str | Path | None = None, out: str | Path = "out/sweep", *,
-          progress: Progress | None = None, force: bool = False, **fields: Any) -> SweepResult:
+          progress: Progress | None = None, force: bool = False, client=None,
+          task_games: int | None = None, **fields: Any) -> SweepResult:
     """Run (or resume) a sweep: `spec` is a SweepSpec, a dict in the spec file's form, or a
     path to a spec file; keyword arguments set spec fields, e.g.
-    `fbsim.sweep(vary={"masks": [1, 2, 3]}, players=[4], games=100_000, out="masks")`."""
+    `fbsim.sweep(vary={"masks": [1, 2, 3]}, players=[4], games=100_000, out="masks")`.
+    `client`: a dask.distributed Client to play the games on its workers."""
     from fbsim.experiments.spec import load_spec, spec_from_dict
 
     if spec is None:
@@ -318,4 +359,5 @@ def sweep(spec: SweepSpec | dict | str | Path | None = None, out: str | Path = "
         if not hasattr(s, k):
             raise UsageError(f"sweep: unknown spec field '{k}'")
         setattr(s, k, v)
-    return run_sweep(s, out, progress=progress, force=force)
+    return run_sweep(s, out, progress=progress, force=force, client=client,
+                     task_games=task_games)

@@ -86,6 +86,20 @@ class Tally:
             self.pair_sq += (d * d).sum(axis=0)
             self.paired_games += len(d)
 
+    def merge(self, other: Tally) -> Tally:
+        """Add another tally of the same point over other games (exact: integers only)."""
+        if other.counts is not None:
+            if self.counts is None:
+                self.counts = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                               for k, v in other.counts.items()}
+            else:
+                for k, v in other.counts.items():
+                    self.counts[k] = self.counts[k] + v
+        self.pair_sum += other.pair_sum
+        self.pair_sq += other.pair_sq
+        self.paired_games += other.paired_games
+        return self
+
     def half_widths(self) -> list[float]:
         """The Wilson half-width of each Agenda's win rate (for --ci-width)."""
         n = self.games
