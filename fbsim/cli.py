@@ -411,6 +411,88 @@ def experiment_cmd(
             typer.echo(str(path))
 
 
+@app.command("exploit", help="Search the best response of one Agenda against a fixed "
+             "field: the seats holding the Agenda are played by the `tunable` bot, whose "
+             "parameters are searched by the cross-entropy method on common random numbers, "
+             "then confirmed against the field on a fresh seed.\n\n"
+             "--all runs every Agenda x table size and writes OUT/exploitability.parquet and "
+             ".png.")
+def exploit_cmd(
+    agenda: Annotated[str | None, typer.Option(
+        help="steward, opportunist or accelerationist.")] = None,
+    players: Annotated[str, typer.Option(help="Table size (with --all: sizes, e.g. 3..6).")
+                       ] = "4",
+    field: Annotated[str | None, typer.Option(
+        help="The field's bots by Agenda (as --lineup; default: the default lineup).")
+                     ] = None,
+    budget: Annotated[str, typer.Option(help="Games the search may play.")] = "2560000",
+    generations: Annotated[int, typer.Option(help="Generations of the search.", min=1)] = 8,
+    population: Annotated[int, typer.Option(help="Candidates per generation.", min=2)] = 16,
+    confirm_games: Annotated[str, typer.Option(
+        help="Games of the confirmation on a fresh seed.")] = "200000",
+    seed: Annotated[int, typer.Option(help="Seed of the search.", min=0)] = 0,
+    all_: Annotated[bool, typer.Option("--all", help="Every Agenda x table size.")] = False,
+    out: Annotated[Path, typer.Option(help="Folder for the searches and tables.",
+                                      file_okay=False)] = Path("out/exploit"),
+    force: Annotated[bool, typer.Option("--force", help="Recompute finished generations.")
+                     ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result(s) as JSON.")
+                       ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    scheduler: Annotated[str | None, typer.Option(
+        help="Run on an existing dask.distributed cluster (tcp://HOST:PORT).")] = None,
+    workers: Annotated[int | None, typer.Option(
+        help="Start a local Dask cluster of this many worker processes.", min=1)] = None,
+    rules_file: RulesOpt = None,
+    set_: SetOpt = None,
+):
+    from fbsim import layout as L
+    from fbsim.experiments.distributed import open_client
+    from fbsim.experiments.exploit import exploit, fair_share, format_result, run_all, write_result
+    from fbsim.experiments.provenance import now_iso
+    from fbsim.lineup import parse_lineup
+    from fbsim.rules import parse_set, rules_to_toml
+
+    sizes = [n for n in _players_range(players) if n is not None]
+    for n in sizes:
+        if not 3 <= n <= 6:
+            raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
+    if field is not None:
+        parse_lineup(field)
+    if not all_:
+        if agenda is None:
+            raise UsageError("--agenda: name an Agenda (or give --all)")
+        if agenda not in L.AGENDA_NAMES:
+            raise UsageError(f"--agenda: one of {', '.join(L.AGENDA_NAMES)}, got '{agenda}'")
+        if len(sizes) != 1:
+            raise UsageError("--players: one table size (or give --all)")
+    sets = dict(parse_set(x) for x in set_ or [])
+    for n in sizes:  # the rules must be valid before any game runs
+        _rules(rules_file, set_, n)
+    kw = {"field": field, "budget": _games(budget, "--budget"), "generations": generations,
+          "population": population, "confirm_games": _games(confirm_games, "--confirm-games"),
+          "seed": seed, "rules": None if rules_file is None else str(rules_file), "sets": sets,
+          "force": force, "progress": _progress(quiet or as_json)}
+    echo = None if as_json else (lambda m: typer.echo(m, err=True))
+    with open_client(scheduler, workers) as (client, _threads):
+        kw["client"] = client
+        if all_:
+            df = run_all(out, players=sizes, echo=echo, **kw)
+            if as_json:
+                typer.echo(df.to_json(orient="records", indent=1))
+            else:
+                typer.echo(f"{out / 'exploitability.parquet'}\n{out / 'exploitability.png'}")
+            return
+        rules = _rules(rules_file, set_, sizes[0])
+        res = exploit(agenda, sizes[0], out=out, echo=echo, **kw)
+        write_result(res, out, now_iso(), rules_to_toml(rules, comments=False), field)
+        fair = fair_share(rules, agenda)
+        if as_json:
+            typer.echo(json.dumps({**res.row(), "fair_share": fair}, indent=1))
+        else:
+            typer.echo(format_result(res, fair))
+
+
 def version_callback(value: bool):
     if value:
         typer.echo(f"fbsim {__version__}")

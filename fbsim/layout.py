@@ -14,14 +14,14 @@ constants under numba. Bump ``LAYOUT_VERSION`` whenever an index changes.
 
 from __future__ import annotations
 
-LAYOUT_VERSION = 3
+LAYOUT_VERSION = 4
 
 MAX_PLAYERS = 6
 MAX_ROUNDS = 16
 MAX_TOKENS = 8
 MAX_KINDS = 8
 MAX_MARKET = 8
-MAX_BOT_PARAMS = 8
+MAX_BOT_PARAMS = 16
 
 # Agendas (R-S4, D2)
 STEWARD = 0

@@ -1,0 +1,179 @@
+"""`tunable`: one bot whose numeric parameters span the behaviours of the named bots.
+
+It steers the projected final Dial (the Steward's and Opportunist's projection: world turns to
+come plus the rest of the table's average net chips) towards `aim`: it cools when the
+projection runs more than `tolerance` hot and burns when it runs cold, with at most
+`chips_early` steering Agents in round 1 and `chips_late` in the last round (linear between),
+on top of `burn_floor` BURN Agents every round for their pay. It masks up to `mask_burns`
+burns and `mask_cools` cools per round while Masks last, and claims its own masked-burn money
+plus `greed` of the rest of the Fog pot. It buys assets that push the Dial its way when
+`buy_steer` is on, else income assets with no ppm while `payback` world turns remain, keeping
+`reserve` Capital. It points at nobody, the most open burner, the most open cooler, or by the
+way the Dial runs (`accuse` 0..3); when cornered it pays, reveals, or reveals when the revealed
+Accelerationist's open-BURN pay over the rounds left is worth the price (`cornered` 0..2).
+
+Presets close to the named bots: steward (aim 504, chips 6/6, burn_floor 0, greed 0,
+buy_steer 1, accuse 1, cornered 1); opportunist (aim 529.5); fog-grabber (aim 700,
+burn_floor 3, mask_burns 1, greed 1, cornered 2); hoarder (chips 0/0, payback 99, accuse 0).
+"""
+
+from __future__ import annotations
+
+from fbsim import layout as L
+from fbsim.jit import shared
+from fbsim.policies import BotSpec, Param
+from fbsim.policies.common import (
+    ceil_div_pos,
+    cheapest_slot,
+    chip_rounds_left,
+    clamp,
+    commit_is_legal,
+    mask_split,
+    max_affordable_cool,
+    most_by,
+    others_net_per_round,
+)
+
+P_AIM = 0
+P_TOLERANCE = 1
+P_CHIPS_EARLY = 2
+P_CHIPS_LATE = 3
+P_BURN_FLOOR = 4
+P_MASK_BURNS = 5
+P_MASK_COOLS = 6
+P_GREED = 7
+P_BUY_STEER = 8
+P_PAYBACK = 9
+P_RESERVE = 10
+P_ACCUSE = 11
+P_CORNERED = 12
+
+
+@shared
+def gap(R, V, P):
+    """Projected final Dial minus the aim (positive: too hot)."""
+    left = chip_rounds_left(R, V)
+    return V[L.V_WORLD_PROJECTION] + others_net_per_round(R, V, 0.0) * left - P[P_AIM]
+
+
+@shared
+def steering_chips(R, V, P):
+    rounds = R[L.R_ROUNDS]
+    frac = 1.0 if rounds <= 1 else (V[L.V_ROUND] - 1) / (rounds - 1)
+    most = P[P_CHIPS_EARLY] + (P[P_CHIPS_LATE] - P[P_CHIPS_EARLY]) * frac
+    return clamp(int(most + 0.5), 0, R[L.R_AGENTS])
+
+
+@shared
+def commit(R, V, P, seed, game):
+    agents = R[L.R_AGENTS]
+    left = chip_rounds_left(R, V)
+    g = gap(R, V, P)
+    most = steering_chips(R, V, P)
+    cool = 0
+    burn = clamp(int(P[P_BURN_FLOOR]), 0, agents)
+    if g > P[P_TOLERANCE]:
+        cool = clamp(ceil_div_pos(g, R[L.R_COOL_PPM] * left), 0, most)
+    elif g < -P[P_TOLERANCE]:
+        extra = clamp(ceil_div_pos(-g, R[L.R_BURN_PPM] * left), 0, most)
+        if extra > burn:
+            burn = extra
+    if cool > agents - burn:
+        cool = agents - burn
+    want_mb = int(P[P_MASK_BURNS])
+    want_mc = int(P[P_MASK_COOLS])
+    mb, mc = mask_split(V, burn, cool, want_mb, want_mc)
+    cool = max_affordable_cool(R, V, cool, burn - mb)  # R-C3
+    mb, mc = mask_split(V, burn, cool, want_mb, want_mc)
+    works = agents - cool - burn
+    if not commit_is_legal(R, V, works, cool, burn, mc, mb):
+        return agents, 0, 0, 0, 0  # all WORKS is always legal
+    return works, cool, burn, mc, mb
+
+
+@shared
+def fog_request(R, V, P, seed, game):
+    pot = V[L.V_POT]
+    own = V[L.V_MY_FOG_IN_ROUND]
+    if own > pot:
+        own = pot
+    greed = P[P_GREED]
+    if greed < 0.0:
+        greed = 0.0
+    if greed > 1.0:
+        greed = 1.0
+    return own + int(greed * (pot - own))
+
+
+@shared
+def market(R, V, P, seed, game):
+    if V[L.V_ROUND] >= R[L.R_ROUNDS]:
+        return -1
+    reserve = int(P[P_RESERVE])
+    slot = -1
+    if P[P_BUY_STEER] > 0.5:
+        g = gap(R, V, P)
+        if g > P[P_TOLERANCE]:
+            slot = cheapest_slot(R, V, -1, reserve, 0)
+        elif g < -P[P_TOLERANCE]:
+            slot = cheapest_slot(R, V, 1, reserve, 0)
+    if slot < 0 and R[L.R_ROUNDS] - V[L.V_ROUND] >= int(P[P_PAYBACK]):
+        slot = cheapest_slot(R, V, 0, reserve, 1)
+    return slot
+
+
+@shared
+def accuse(R, V, P, seed, game):
+    rule = int(P[P_ACCUSE])
+    if rule == 1:
+        return most_by(R, V, L.V_OPEN_BURN_TOTAL, 1)
+    if rule == 2:
+        return most_by(R, V, L.V_OPEN_COOL_TOTAL, 1)
+    if rule == 3:
+        if gap(R, V, P) > 0:
+            return most_by(R, V, L.V_OPEN_BURN_TOTAL, 1)
+        return most_by(R, V, L.V_OPEN_COOL_TOTAL, 1)
+    return -1
+
+
+@shared
+def cornered(R, V, P, seed, game):
+    rule = int(P[P_CORNERED])
+    if rule == 0:
+        return 0
+    if rule == 1 or V[L.V_MY_AGENDA] != L.ACCELERATIONIST:
+        return 1
+    rounds_left = R[L.R_ROUNDS] - V[L.V_ROUND]
+    burns = int(P[P_BURN_FLOOR])
+    gain = (R[L.R_BURN_PAY_REVEALED] - R[L.R_BURN_PAY]) * burns * rounds_left
+    return 1 if gain >= V[L.V_CORNER_COST] else 0
+
+
+BOT = BotSpec(
+    name="tunable",
+    summary="tunable: steers the projected Dial to a chosen aim; every habit a parameter",
+    params=(
+        Param("aim", 529.5, "final Dial (ppm) it steers the projection towards", 300, 800),
+        Param("tolerance", 4.0, "ppm off the aim it accepts without steering", 0, 100),
+        Param("chips_early", 3.0, "steering COOL/BURN Agents at most in round 1", 0, 6),
+        Param("chips_late", 3.0, "... in the last round (linear in between)", 0, 6),
+        Param("burn_floor", 0.0, "BURN Agents every round, whatever the Dial", 0, 6),
+        Param("mask_burns", 1.0, "burns masked per round while Masks last", 0, 6),
+        Param("mask_cools", 0.0, "cools masked per round while Masks last", 0, 6),
+        Param("greed", 0.0, "share of the rest of the Fog pot it claims (0 honest, 1 all)",
+              0, 1),
+        Param("buy_steer", 1.0, "1: buy assets that push the Dial its way; 0: never", 0, 1),
+        Param("payback", 3.0, "world turns left it needs to buy an income asset (99: never)",
+              0, 99),
+        Param("reserve", 0.0, "Capital kept after a purchase", 0, 100),
+        Param("accuse", 3.0, "0 nobody, 1 most open burner, 2 most open cooler, 3 by the Dial",
+              0, 3),
+        Param("cornered", 1.0, "0 pay, 1 reveal, 2 reveal when the Accelerationist's pay is "
+              "worth it", 0, 2),
+    ),
+    commit=commit,
+    fog_request=fog_request,
+    market=market,
+    accuse=accuse,
+    cornered=cornered,
+)
