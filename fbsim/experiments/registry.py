@@ -37,12 +37,33 @@ def run(name: str, results: str | Path = "results", games: int | None = None, pr
     out = Path(results) / name
     n = games or DEFAULT_GAMES
     spec = exp.spec(n)
+    if not force and _stale(out, spec):
+        if echo:
+            echo(f"{out}: made by another spec or other rules (e.g. a new bot's defaults); "
+                 "recomputing it")
+        force = True
     res = run_sweep(spec, out, progress=progress, force=force, echo=echo, client=client,
                     threads=threads)
     figures = plot_dataset(out, out, x=getattr(exp, "X", None))
     tables = load(out)
     write_summary(exp, spec, tables, figures, out, n, res)
     return out
+
+
+def _stale(out: Path, spec) -> bool:
+    import json
+
+    from fbsim.experiments.spec import base_rules
+    from fbsim.rules import rules_to_toml
+
+    meta = out / "sweep.json"
+    if not meta.exists():
+        return False
+    try:
+        digest = json.loads(meta.read_text()).get("digest")
+    except (OSError, ValueError):
+        return True
+    return digest != spec.digest(rules_to_toml(base_rules(spec)))
 
 
 def write_summary(exp, spec, tables, figures, out: Path, games: int, res) -> Path:
