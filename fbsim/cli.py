@@ -493,6 +493,49 @@ def exploit_cmd(
             typer.echo(format_result(res, fair))
 
 
+@app.command("tune", help="Search rules values that balance the game: the parameters "
+             "named in the spec, within their ranges, minimising its balance loss (each "
+             "Agenda's win rate against its target, the collapse rate against a band, the "
+             "seat spread against a bound) by the cross-entropy method; the best candidates "
+             "are confirmed on a fresh seed.\n\nWrites OUT/candidates.parquet (ranked, with "
+             "confirmed metrics), OUT/search.parquet and OUT/best_rules.toml.")
+def tune_cmd(
+    target: Annotated[Path, typer.Option(help="The tune spec (TOML; see the README).",
+                                         dir_okay=False)],
+    out: Annotated[Path, typer.Option(help="Folder for the search and its tables.",
+                                      file_okay=False)] = Path("out/tune"),
+    force: Annotated[bool, typer.Option("--force", help="Recompute finished generations.")
+                     ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the ranked table as JSON.")
+                       ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    scheduler: Annotated[str | None, typer.Option(
+        help="Run on an existing dask.distributed cluster (tcp://HOST:PORT).")] = None,
+    workers: Annotated[int | None, typer.Option(
+        help="Start a local Dask cluster of this many worker processes.", min=1)] = None,
+):
+    from fbsim.experiments.distributed import open_client
+    from fbsim.experiments.provenance import now_iso
+    from fbsim.experiments.tune import load_tune_spec, tune, write_tune
+
+    spec = load_tune_spec(target)
+    started = now_iso()
+    echo = None if as_json else (lambda m: typer.echo(m, err=True))
+    with open_client(scheduler, workers) as (client, _threads):
+        res = tune(spec, out, client=client, progress=_progress(quiet or as_json), echo=echo,
+                   force=force)
+    paths = write_tune(res, spec, out, started)
+    if as_json:
+        typer.echo(res.ranked.to_json(orient="records", indent=1))
+        return
+    cols = ["rank", *spec.params, "loss"] + [c for c in res.ranked.columns
+                                              if c.startswith("p") and "_" in c]
+    typer.echo(res.ranked[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    typer.echo("best: " + ", ".join(f"{k} = {v}" for k, v in res.best.items()))
+    for p in paths:
+        typer.echo(str(p))
+
+
 def version_callback(value: bool):
     if value:
         typer.echo(f"fbsim {__version__}")

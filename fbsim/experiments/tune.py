@@ -1,0 +1,276 @@
+"""Rules search: `fbsim tune --target spec.toml`. Which rule values make every Agenda
+competitive, the world collapse about as often as intended and the seats fair?
+
+The spec names the rules searched, with ranges, and the balance loss:
+
+    players = [3, 4, 5, 6]      # the loss is averaged over these table sizes
+    games = 20000               # per candidate, table size and generation
+    generations = 8
+    population = 12
+    confirm_games = 200000      # per confirmed candidate and table size, on a fresh seed
+    top = 4                     # candidates confirmed
+    seed = 0
+    rules = "base.toml"         # optional, relative to the spec
+    lineup = "..."              # optional
+
+    [params]                    # [lo, hi]; integers when both bounds are integers
+    baseline_offset = [-4, 8]
+    masks = [0, 3]
+
+    [target]
+    win_rate = "fair"           # or a table: steward = 0.4, opportunist = 0.3, ...
+    collapse = [0.05, 0.15]     # optional: the band the collapse rate should lie in
+    seat_spread = 0.05          # optional: bound on (best - worst seat win rate)
+
+    [weights]                   # optional (default 1 each)
+    win_rate = 1.0
+    collapse = 1.0
+    seat_spread = 1.0
+
+loss = mean over table sizes of  w_win * sum_a (rate_a - target_a)^2
+                               + w_collapse * (distance of the collapse rate from its band)^2
+                               + w_seat * max(0, seat spread - bound)^2
+
+Each generation's candidates x table sizes are the points of one sweep (common random
+numbers; progress, resuming and Dask come with it); generation g plays seed `seed + g`. The
+best candidates are then confirmed on a fresh seed, ranked by their confirmed loss, written as
+a Parquet table, and the best rules as a ready TOML file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from fbsim import layout as L
+from fbsim.experiments.search import Dim, cem
+from fbsim.experiments.spec import SpecError, SweepSpec, _flatten, build_points, players_list
+from fbsim.experiments.sweep import run_sweep
+
+CONFIRM_SEED_OFFSET = 90_000
+KEYS = ("players", "games", "generations", "population", "confirm_games", "top", "seed",
+        "rules", "lineup", "params", "target", "weights")
+
+
+@dataclass
+class TuneSpec:
+    params: dict[str, tuple[float, float]]
+    players: list[int] = field(default_factory=lambda: [4])
+    games: int = 20_000
+    generations: int = 8
+    population: int = 12
+    confirm_games: int = 200_000
+    top: int = 4
+    seed: int = 0
+    rules: str | None = None
+    lineup: str | None = None
+    win_rate: Any = "fair"
+    collapse: tuple[float, float] | None = None
+    seat_spread: float | None = None
+    weights: dict[str, float] = field(default_factory=dict)
+
+
+def load_tune_spec(path: str | Path) -> TuneSpec:
+    p = Path(path)
+    where = f"tune spec {p}"
+    try:
+        doc = tomllib.loads(p.read_text())
+    except OSError as e:
+        raise SpecError(f"{where}: cannot read: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{where}: not valid TOML: {e}") from None
+    return tune_spec_from_dict(doc, where, p.parent)
+
+
+def tune_spec_from_dict(doc: dict, where: str = "tune spec", base_dir: Path | None = None
+                        ) -> TuneSpec:
+    for k in doc:
+        if k not in KEYS:
+            raise SpecError(f"{where}: {k}: unknown key (keys: {', '.join(KEYS)})")
+    params = {}
+    for k, v in _flatten(doc.get("params", {})).items():
+        if (not isinstance(v, list) or len(v) != 2 or not all(
+                isinstance(x, int | float) and not isinstance(x, bool) for x in v)):
+            raise SpecError(f"{where}: params.{k}: expected [lo, hi], got {v!r}")
+        if v[0] > v[1]:
+            raise SpecError(f"{where}: params.{k}: the range {v} is empty")
+        params[k] = (v[0], v[1])
+    if not params:
+        raise SpecError(f"{where}: params: name at least one rule to search")
+    s = TuneSpec(params=params)
+    for k in ("games", "generations", "population", "confirm_games", "top", "seed"):
+        if k in doc:
+            v = doc[k]
+            if not isinstance(v, int) or isinstance(v, bool) or v < (0 if k == "seed" else 1):
+                raise SpecError(f"{where}: {k}: expected a positive integer, got {v!r}")
+            setattr(s, k, v)
+    if "players" in doc:
+        s.players = players_list(doc["players"])
+    if "rules" in doc:
+        rp = Path(doc["rules"])
+        s.rules = str(rp if rp.is_absolute() or base_dir is None else base_dir / rp)
+    if "lineup" in doc:
+        s.lineup = str(doc["lineup"])
+    target = doc.get("target", {})
+    if "win_rate" in target:
+        w = target["win_rate"]
+        if w != "fair" and not (isinstance(w, dict) and set(w) <= set(L.AGENDA_NAMES)):
+            raise SpecError(f"{where}: target.win_rate: \"fair\" or a table of Agendas, got "
+                            f"{w!r}")
+        s.win_rate = w
+    if "collapse" in target:
+        c = target["collapse"]
+        if not (isinstance(c, list) and len(c) == 2 and 0 <= c[0] <= c[1] <= 1):
+            raise SpecError(f"{where}: target.collapse: expected [lo, hi] in 0..1, got {c!r}")
+        s.collapse = (float(c[0]), float(c[1]))
+    if "seat_spread" in target:
+        s.seat_spread = float(target["seat_spread"])
+    s.weights = {k: float(v) for k, v in doc.get("weights", {}).items()}
+    unknown = set(s.weights) - {"win_rate", "collapse", "seat_spread"}
+    if unknown:
+        raise SpecError(f"{where}: weights: unknown {sorted(unknown)}")
+    return s
+
+
+def _dims(spec: TuneSpec) -> list[Dim]:
+    return [Dim(k, lo, hi, isinstance(lo, int) and isinstance(hi, int))
+            for k, (lo, hi) in spec.params.items()]
+
+
+def _points(spec: TuneSpec, cands: list[dict]) -> list[dict]:
+    return [{"players": n, **c} for c in cands for n in spec.players]
+
+
+def _sweep_spec(spec: TuneSpec, cands: list[dict], games: int, seed: int) -> SweepSpec:
+    return SweepSpec(games=games, seed=seed, players=list(spec.players), rules=spec.rules,
+                     lineup=spec.lineup, points=_points(spec, cands))
+
+
+def losses(spec: TuneSpec, res, n_cands: int) -> list[dict]:
+    """The loss and its parts for each candidate, from a sweep of candidates x sizes."""
+    from fbsim.experiments.exploit import fair_share
+    from fbsim.rules import load_rules
+
+    w = {"win_rate": 1.0, "collapse": 1.0, "seat_spread": 1.0, **spec.weights}
+    win, out, seats = res.win_rates, res.outcomes, res.seats
+    k = len(spec.players)
+    rows = []
+    for c in range(n_cands):
+        parts = {"win_rate": 0.0, "collapse": 0.0, "seat_spread": 0.0}
+        metrics: dict[str, float] = {}
+        for j, n in enumerate(spec.players):
+            point = c * k + j
+            ag = win[(win["point"] == point) & (win["kind"] == "agenda")].set_index("name")
+            if spec.win_rate == "fair":
+                rules = load_rules(spec.rules, [f"players={n}"])
+                target = {a: fair_share(rules, a) for a in L.AGENDA_NAMES}
+            else:
+                target = spec.win_rate
+            parts["win_rate"] += sum((ag.loc[a, "rate"] - t) ** 2 for a, t in target.items())
+            o = out[out["point"] == point].iloc[0]
+            cr = float(o["collapse_rate"])
+            if spec.collapse is not None:
+                lo, hi = spec.collapse
+                parts["collapse"] += (lo - cr if cr < lo else max(0.0, cr - hi)) ** 2
+            st = seats[seats["point"] == point]["rate"]
+            spread = float(st.max() - st.min())
+            if spec.seat_spread is not None:
+                parts["seat_spread"] += max(0.0, spread - spec.seat_spread) ** 2
+            for a in L.AGENDA_NAMES:
+                metrics[f"p{n}_{a}"] = float(ag.loc[a, "rate"])
+            metrics[f"p{n}_collapse"] = cr
+            metrics[f"p{n}_seat_spread"] = spread
+        loss = sum(w[key] * v for key, v in parts.items()) / k
+        rows.append({"loss": loss, **{f"loss_{key}": v / k for key, v in parts.items()},
+                     **metrics})
+    return rows
+
+
+@dataclass
+class TuneResult:
+    ranked: pd.DataFrame  # confirmed candidates, best first
+    curve: pd.DataFrame
+    candidates: pd.DataFrame
+    best: dict
+    best_rules_toml: str
+
+
+def tune(spec: TuneSpec, out: str | Path = "out/tune", client=None, progress=None,
+         echo=None, force: bool = False) -> TuneResult:
+    out = Path(out)
+    dims = _dims(spec)
+    # every candidate must be valid rules: check both corners before any game runs
+    corners = [{d.name: d.lo for d in dims}, {d.name: d.hi for d in dims}]
+    build_points(_sweep_spec(spec, corners, 1, 0))
+
+    def score(cands, gen):
+        res = run_sweep(_sweep_spec(spec, cands, spec.games, spec.seed + gen),
+                        out / f"gen-{gen:02d}", client=client, progress=progress, force=force)
+        ls = [r["loss"] for r in losses(spec, res, len(cands))]
+        if echo:
+            echo(f"  generation {gen + 1}/{spec.generations}: best loss {min(ls):.5f}")
+        return [-x for x in ls]
+
+    found = cem(score, dims, generations=spec.generations, population=spec.population,
+                seed=spec.seed * 7919 + 17)
+    cand = pd.DataFrame(found.candidates)
+    # the best distinct candidates of the search, and the final mean, confirmed afresh
+    names = [d.name for d in dims]
+    uniq = cand.sort_values("score", ascending=False, kind="stable").drop_duplicates(names)
+    finalists = [found.best_mean] + [
+        {k: r[k] for k in names} for r in uniq.head(spec.top).to_dict("records")]
+    seen, distinct = set(), []
+    for f in finalists:
+        f = {d.name: (int(f[d.name]) if d.integer else float(f[d.name])) for d in dims}
+        key = json.dumps(f, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(f)
+    conf_seed = spec.seed + CONFIRM_SEED_OFFSET
+    res = run_sweep(_sweep_spec(spec, distinct, spec.confirm_games, conf_seed), out / "confirm",
+                    client=client, progress=progress, force=force)
+    rows = [{**f, **m, "confirm_seed": conf_seed, "confirm_games": spec.confirm_games,
+             "search_score": float(uniq.set_index(names).loc[tuple(f[n] for n in names),
+                                                            "score"])
+             if tuple(f[n] for n in names) in uniq.set_index(names).index else math.nan}
+            for f, m in zip(distinct, losses(spec, res, len(distinct)), strict=True)]
+    ranked = pd.DataFrame(rows).sort_values("loss", kind="stable").reset_index(drop=True)
+    ranked.insert(0, "rank", range(1, len(ranked) + 1))
+    best = {n: ranked.loc[0, n] for n in names}
+    best = {d.name: (int(best[d.name]) if d.integer else float(best[d.name])) for d in dims}
+    return TuneResult(ranked, pd.DataFrame(found.curve), cand, best, _best_toml(spec, best))
+
+
+def _best_toml(spec: TuneSpec, best: dict) -> str:
+    from fbsim.experiments.spec import _toml_item
+    from fbsim.rules import load_rules, rules_to_toml
+
+    rules = load_rules(spec.rules, [_toml_item(k, v) for k, v in best.items()])
+    head = ("# Rules found by fbsim tune: " + ", ".join(f"{k} = {v}" for k, v in best.items())
+            + "\n")
+    return head + rules_to_toml(rules)
+
+
+def write_tune(result: TuneResult, spec: TuneSpec, out: str | Path, started: str) -> list[Path]:
+    from dataclasses import asdict
+
+    from fbsim.experiments.provenance import base_provenance, write_table
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    prov = {**base_provenance(started), "kind": "tune", "tune_spec": asdict(spec),
+            "search_seeds": [spec.seed + g for g in range(spec.generations)],
+            "confirm_seed": spec.seed + CONFIRM_SEED_OFFSET}
+    paths = [out / "candidates.parquet", out / "search.parquet", out / "all_candidates.parquet",
+             out / "best_rules.toml"]
+    write_table(result.ranked, paths[0], {**prov, "table": "confirmed candidates"})
+    write_table(result.curve, paths[1], {**prov, "table": "search curve"})
+    write_table(result.candidates, paths[2], {**prov, "table": "every candidate"})
+    paths[3].write_text(result.best_rules_toml)
+    return paths
