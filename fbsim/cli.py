@@ -31,6 +31,13 @@ SetOpt = Annotated[list[str] | None, typer.Option(
                   "bots.fog-grabber.greed=0.5. Repeatable.", metavar="PATH=VALUE")]
 
 
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    help="Run on an existing dask.distributed cluster, e.g. tcp://10.0.0.5:8786.")]
+WorkersOpt = Annotated[int | None, typer.Option(
+    help="Start a local Dask cluster of this many worker processes.", min=1)]
+
+
 def _rules(rules_file: Path | None, sets: list[str] | None, players: int | None = None):
     from fbsim.rules import load_rules
 
@@ -219,7 +226,7 @@ def simulate_cmd(
         help="Write one row per game (Parquet).", dir_okay=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the tables as JSON instead.")
                        ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: QuietOpt = False,
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
@@ -284,12 +291,9 @@ def sweep_cmd(
         "--force", help="Start afresh even if OUT holds another sweep.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary on stdout.")
                        ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    scheduler: Annotated[str | None, typer.Option(
-        help="Run on an existing dask.distributed cluster, e.g. tcp://10.0.0.5:8786.")
-                         ] = None,
-    workers: Annotated[int | None, typer.Option(
-        help="Start a local Dask cluster of this many worker processes.", min=1)] = None,
+    quiet: QuietOpt = False,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
     task_games: Annotated[str | None, typer.Option(
         help="On a cluster: games per task (default: a few tasks per worker and point). "
              "The tables do not depend on it.")] = None,
@@ -377,11 +381,9 @@ def experiment_cmd(
                        ] = Path("results"),
     force: Annotated[bool, typer.Option("--force", help="Recompute finished points.")
                      ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    scheduler: Annotated[str | None, typer.Option(
-        help="Run on an existing dask.distributed cluster (tcp://HOST:PORT).")] = None,
-    workers: Annotated[int | None, typer.Option(
-        help="Start a local Dask cluster of this many worker processes.", min=1)] = None,
+    quiet: QuietOpt = False,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
 ):
     from fbsim.experiments import registry as xreg
     from fbsim.experiments.distributed import open_client
@@ -438,11 +440,9 @@ def exploit_cmd(
                      ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result(s) as JSON.")
                        ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
-    scheduler: Annotated[str | None, typer.Option(
-        help="Run on an existing dask.distributed cluster (tcp://HOST:PORT).")] = None,
-    workers: Annotated[int | None, typer.Option(
-        help="Start a local Dask cluster of this many worker processes.", min=1)] = None,
+    quiet: QuietOpt = False,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
@@ -508,11 +508,9 @@ def tune_cmd(
                      ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the ranked table as JSON.")
                        ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
-    scheduler: Annotated[str | None, typer.Option(
-        help="Run on an existing dask.distributed cluster (tcp://HOST:PORT).")] = None,
-    workers: Annotated[int | None, typer.Option(
-        help="Start a local Dask cluster of this many worker processes.", min=1)] = None,
+    quiet: QuietOpt = False,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
 ):
     from fbsim.experiments.distributed import open_client
     from fbsim.experiments.provenance import now_iso

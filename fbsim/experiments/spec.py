@@ -185,16 +185,21 @@ def _int_field(doc: dict, key: str, lo: int, where: str) -> int:
     return v
 
 
-def load_spec(path: str | Path) -> SweepSpec:
+def read_spec_file(path: str | Path, what: str) -> tuple[dict, str]:
+    """A spec file's TOML, and how errors name it ("sweep spec FILE")."""
     p = Path(path)
-    where = f"sweep spec {p}"
+    where = f"{what} {p}"
     try:
-        doc = tomllib.loads(p.read_text())
+        return tomllib.loads(p.read_text()), where
     except OSError as e:
         raise SpecError(f"{where}: cannot read: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{where}: not valid TOML: {e}") from None
-    return spec_from_dict(doc, where, base_dir=p.parent)
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    doc, where = read_spec_file(path, "sweep spec")
+    return spec_from_dict(doc, where, base_dir=Path(path).parent)
 
 
 def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None = None

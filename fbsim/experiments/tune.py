@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +49,14 @@ import pandas as pd
 
 from fbsim import layout as L
 from fbsim.experiments.search import Dim, cem
-from fbsim.experiments.spec import SpecError, SweepSpec, _flatten, build_points, players_list
+from fbsim.experiments.spec import (
+    SpecError,
+    SweepSpec,
+    _flatten,
+    build_points,
+    players_list,
+    read_spec_file,
+)
 from fbsim.experiments.sweep import run_sweep
 
 CONFIRM_SEED_OFFSET = 90_000
@@ -77,15 +83,8 @@ class TuneSpec:
 
 
 def load_tune_spec(path: str | Path) -> TuneSpec:
-    p = Path(path)
-    where = f"tune spec {p}"
-    try:
-        doc = tomllib.loads(p.read_text())
-    except OSError as e:
-        raise SpecError(f"{where}: cannot read: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(f"{where}: not valid TOML: {e}") from None
-    return tune_spec_from_dict(doc, where, p.parent)
+    doc, where = read_spec_file(path, "tune spec")
+    return tune_spec_from_dict(doc, where, Path(path).parent)
 
 
 def tune_spec_from_dict(doc: dict, where: str = "tune spec", base_dir: Path | None = None

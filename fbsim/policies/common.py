@@ -232,3 +232,27 @@ def uniform_legal_commit(R, V, seed, game):
                                 return works, cool, burn, mc, mb
                             count += 1
     return agents, 0, 0, 0, 0  # unreachable: all WORKS is always legal
+
+
+@shared
+def greedy_claim(V, greed):
+    """R-V5: this round's own masked-burn money plus `greed` (0..1) of the rest of the pot."""
+    pot = V[L.V_POT]
+    own = V[L.V_MY_FOG_IN_ROUND]
+    if own > pot:
+        own = pot
+    if greed < 0.0:
+        greed = 0.0
+    if greed > 1.0:
+        greed = 1.0
+    return own + int(greed * (pot - own))
+
+
+@shared
+def reveal_pays(R, V, burns):
+    """R-A4/R-A5: whether a cornered Accelerationist burning `burns` open Agents a round
+    earns more by revealing (the higher open-BURN pay over the rounds left) than silence
+    costs."""
+    rounds_left = R[L.R_ROUNDS] - V[L.V_ROUND]
+    gain = (R[L.R_BURN_PAY_REVEALED] - R[L.R_BURN_PAY]) * burns * rounds_left
+    return gain >= V[L.V_CORNER_COST]

@@ -13,7 +13,14 @@ from __future__ import annotations
 from fbsim import layout as L
 from fbsim.jit import shared
 from fbsim.policies import BotSpec, Param
-from fbsim.policies.common import cheapest_slot, clamp, mask_split, most_by
+from fbsim.policies.common import (
+    cheapest_slot,
+    clamp,
+    greedy_claim,
+    mask_split,
+    most_by,
+    reveal_pays,
+)
 
 P_GREED = 0
 P_BURNS = 1
@@ -31,11 +38,7 @@ def commit(R, V, P, seed, game):
 
 @shared
 def fog_request(R, V, P, seed, game):
-    pot = V[L.V_POT]
-    own = V[L.V_MY_FOG_IN_ROUND]
-    if own > pot:
-        own = pot
-    return own + int(P[P_GREED] * (pot - own))
+    return greedy_claim(V, P[P_GREED])
 
 
 @shared
@@ -55,9 +58,7 @@ def accuse(R, V, P, seed, game):
 def cornered(R, V, P, seed, game):
     if V[L.V_MY_AGENDA] != L.ACCELERATIONIST:
         return 1
-    rounds_left = R[L.R_ROUNDS] - V[L.V_ROUND]
-    gain = (R[L.R_BURN_PAY_REVEALED] - R[L.R_BURN_PAY]) * int(P[P_BURNS]) * rounds_left
-    return 1 if gain >= V[L.V_CORNER_COST] else 0
+    return 1 if reveal_pays(R, V, int(P[P_BURNS])) else 0
 
 
 BOT = BotSpec(

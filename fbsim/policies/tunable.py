@@ -28,10 +28,12 @@ from fbsim.policies.common import (
     chip_rounds_left,
     clamp,
     commit_is_legal,
+    greedy_claim,
     mask_split,
     max_affordable_cool,
     most_by,
     others_net_per_round,
+    reveal_pays,
 )
 
 P_AIM = 0
@@ -93,16 +95,7 @@ def commit(R, V, P, seed, game):
 
 @shared
 def fog_request(R, V, P, seed, game):
-    pot = V[L.V_POT]
-    own = V[L.V_MY_FOG_IN_ROUND]
-    if own > pot:
-        own = pot
-    greed = P[P_GREED]
-    if greed < 0.0:
-        greed = 0.0
-    if greed > 1.0:
-        greed = 1.0
-    return own + int(greed * (pot - own))
+    return greedy_claim(V, P[P_GREED])
 
 
 @shared
@@ -143,10 +136,7 @@ def cornered(R, V, P, seed, game):
         return 0
     if rule == 1 or V[L.V_MY_AGENDA] != L.ACCELERATIONIST:
         return 1
-    rounds_left = R[L.R_ROUNDS] - V[L.V_ROUND]
-    burns = int(P[P_BURN_FLOOR])
-    gain = (R[L.R_BURN_PAY_REVEALED] - R[L.R_BURN_PAY]) * burns * rounds_left
-    return 1 if gain >= V[L.V_CORNER_COST] else 0
+    return 1 if reveal_pays(R, V, int(P[P_BURN_FLOOR])) else 0
 
 
 BOT = BotSpec(
