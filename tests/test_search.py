@@ -116,3 +116,22 @@ def test_tune_bad_specs_fail_before_any_game(capsys, tmp_path, doc, msg):
     err = capsys.readouterr().err
     assert msg in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_exploit_and_tune_commands(capsys, tmp_path):
+    code = main(["exploit", "--agenda", "accelerationist", "--players", "3", "--budget",
+                 "3200", "--confirm-games", "2000", "--generations", "2", "--population",
+                 "4", "--out", str(tmp_path / "x"), "--json", "-q"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert doc["agenda"] == "accelerationist" and doc["players"] == 3
+    assert doc["field_ci_low"] <= doc["field_rate"] <= doc["field_ci_high"]
+    assert doc["fair_share"] == 0.25 and json.loads(doc["params"])["aim"] >= 420
+    d = tmp_path / "x" / "accelerationist-p3"
+    assert len(read_provenance(d / "search.parquet")["seeds"]["search"]) == 2
+    f = tmp_path / "t.toml"
+    f.write_text("players = [3]\ngames = 500\ngenerations = 2\npopulation = 4\n"
+                 "confirm_games = 1000\ntop = 2\n[params]\nmasks = [0, 3]\n")
+    assert main(["tune", "--target", str(f), "--out", str(tmp_path / "t"), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "best: masks = " in out and (tmp_path / "t" / "best_rules.toml").exists()
