@@ -202,6 +202,17 @@ def load_spec(path: str | Path) -> SweepSpec:
     return spec_from_dict(doc, where, base_dir=Path(path).parent)
 
 
+def read_table_fields(doc: dict, s: Any, base_dir: Path | None) -> None:
+    """`players`, `rules` (relative to the spec file) and `lineup`, shared by every spec."""
+    if "players" in doc:
+        s.players = players_list(doc["players"])
+    if "rules" in doc:
+        rp = Path(doc["rules"])
+        s.rules = str(rp if rp.is_absolute() or base_dir is None else base_dir / rp)
+    if "lineup" in doc:
+        s.lineup = str(doc["lineup"])
+
+
 def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None = None
                    ) -> SweepSpec:
     import difflib
@@ -215,13 +226,7 @@ def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None =
     for key in ("games", "seed", "min_games", "max_games"):
         if key in doc:
             setattr(s, key, _int_field(doc, key, 1 if key != "seed" else 0, where))
-    if "players" in doc:
-        s.players = players_list(doc["players"])
-    if "rules" in doc:
-        rp = Path(doc["rules"])
-        s.rules = str(rp if rp.is_absolute() or base_dir is None else base_dir / rp)
-    if "lineup" in doc:
-        s.lineup = str(doc["lineup"])
+    read_table_fields(doc, s, base_dir)
     if "seats" in doc:
         seats = doc["seats"]
         s.seats = [seats] if isinstance(seats, str) else [str(x) for x in seats]

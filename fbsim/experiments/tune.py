@@ -53,9 +53,10 @@ from fbsim.experiments.spec import (
     SpecError,
     SweepSpec,
     _flatten,
+    _int_field,
     build_points,
-    players_list,
     read_spec_file,
+    read_table_fields,
 )
 from fbsim.experiments.sweep import run_sweep
 
@@ -105,17 +106,8 @@ def tune_spec_from_dict(doc: dict, where: str = "tune spec", base_dir: Path | No
     s = TuneSpec(params=params)
     for k in ("games", "generations", "population", "confirm_games", "top", "seed"):
         if k in doc:
-            v = doc[k]
-            if not isinstance(v, int) or isinstance(v, bool) or v < (0 if k == "seed" else 1):
-                raise SpecError(f"{where}: {k}: expected a positive integer, got {v!r}")
-            setattr(s, k, v)
-    if "players" in doc:
-        s.players = players_list(doc["players"])
-    if "rules" in doc:
-        rp = Path(doc["rules"])
-        s.rules = str(rp if rp.is_absolute() or base_dir is None else base_dir / rp)
-    if "lineup" in doc:
-        s.lineup = str(doc["lineup"])
+            setattr(s, k, _int_field(doc, k, 0 if k == "seed" else 1, where))
+    read_table_fields(doc, s, base_dir)
     target = doc.get("target", {})
     if "win_rate" in target:
         w = target["win_rate"]
