@@ -1,4 +1,4 @@
-"""Sweeps on a Dask cluster: the same tables as a local run, only sooner.
+"""Playing a sweep's points: in-process, or on a Dask cluster with the same tables, sooner.
 
 The work is split into tasks of (a few points sharing a baseline, a range of games). A task
 plays the baseline's games of its range once and each of its points' games, and returns one
@@ -6,8 +6,9 @@ plays the baseline's games of its range once and each of its points' games, and 
 point's ranges (exact integer sums, in any order), so the tables are byte-identical to a local
 run whatever the number of workers or the task size. A task is a pure function of its
 arguments: when a worker dies, Dask runs its tasks again elsewhere and each result is counted
-once. Each finished point is written at once, as in a local sweep, so an interrupted sweep
-resumes the same way.
+once. Each finished point is written at once, so an interrupted sweep resumes by skipping
+finished points. A local sweep runs the very same tasks in this process, one after the
+other, so local and cluster runs agree by construction.
 
 Workers need fbsim installed (the same version as the client); `WarmKernel` loads (or
 compiles) the kernel when a worker joins, not in its first task. dask.distributed is imported
@@ -54,8 +55,9 @@ class Task:
         return self.n * len(self.points)
 
 
-def tally_range(task: Task) -> dict[int, Tally]:
-    """Play games [first, first + n) of every point of the task (and of their baseline)."""
+def tally_range(task: Task, progress=None) -> dict[int, Tally]:
+    """Play games [first, first + n) of every point of the task (and of their baseline).
+    `progress.advance(games)` is called after each block (in-process runs)."""
     from fbsim.experiments.sweep import BLOCK, _play
 
     out = {p.index: Tally() for p in task.points}
@@ -77,6 +79,8 @@ def tally_range(task: Task) -> dict[int, Tally]:
                     rec = _play(p, task.seed, done, m)
                     out[p.index].add(rec, p.rules, compact(rec), base)
             done += m
+            if progress is not None:
+                progress.advance(m * len(task.points))
     return out
 
 
@@ -152,13 +156,29 @@ def prepare(client) -> int:
     return max(1, len(client.scheduler_info().get("workers", {})))
 
 
-def run_tasks(client, spec: SweepSpec, todo: list[Point], by_index: dict[int, Point],
-              task_games: int | None, threads: int | None, progress, on_point) -> int:
-    """Play the unfinished points on the cluster; calls `on_point(point, tally)` as each point
-    completes. Returns the games played."""
+def _results(client, tasks: list[Task], progress):
+    """(task, tallies) for every task: in this process, one after the other, or on the
+    cluster as they complete."""
+    if client is None:
+        for t in tasks:
+            yield t, tally_range(t, progress)
+        return
     from distributed import as_completed
 
-    workers = prepare(client)
+    futures = {client.submit(tally_range, t, pure=False, retries=3): t for t in tasks}
+    for fut in as_completed(futures):
+        t = futures.pop(fut)
+        result = fut.result()
+        fut.release()
+        progress.advance(t.games)
+        yield t, result
+
+
+def run_tasks(client, spec: SweepSpec, todo: list[Point], by_index: dict[int, Point],
+              task_games: int | None, threads: int | None, progress, on_point) -> int:
+    """Play the unfinished points, in-process (client None) or on the cluster; calls
+    `on_point(point, tally)` as each point completes. Returns the games played."""
+    workers = prepare(client) if client is not None else 1
     adaptive = spec.ci_width is not None
     target = {p.index: (min(spec.min_games, spec.max_games) if adaptive else spec.games)
               for p in todo}
@@ -173,22 +193,19 @@ def run_tasks(client, spec: SweepSpec, todo: list[Point], by_index: dict[int, Po
             rounds.setdefault((done[p.index], target[p.index]), []).append(p)
         tasks = []
         for (a, b), pts in sorted(rounds.items()):
-            size = task_games or default_task_games(b - a, workers)
+            # in-process, one task per chunk of points covers the whole range
+            size = task_games or (default_task_games(b - a, workers) if client is not None
+                                  else b - a)
             tasks += plan(pts, by_index, spec.seed, a, b - a, size, threads)
         remaining = {p.index: 0 for p in open_points}
         for t in tasks:
             for q in t.points:
                 remaining[q.index] += t.n
-        futures = {client.submit(tally_range, t, pure=False, retries=3): t for t in tasks}
-        for fut in as_completed(futures):
-            t = futures.pop(fut)
-            result = fut.result()
-            fut.release()
+        for t, result in _results(client, tasks, progress):
             for idx, tally in result.items():
                 tallies[idx].merge(tally)
                 remaining[idx] -= t.n
             played += t.games
-            progress.advance(t.games)
             for p in t.points:
                 if remaining[p.index] == 0:
                     done[p.index] = target[p.index]

@@ -10,8 +10,11 @@ Dataset layout (`OUT/`):
                                 all points, written once every point is done
 
 Game i of every point uses the same random draws (same seed, same game index), so a point
-and its baseline are compared game by game. A killed sweep leaves only whole points behind;
-rerunning it skips them and writes byte-identical tables.
+and its baseline are compared game by game. The games are played in tasks of (up to 8
+points sharing a baseline, a range of games), in this process or on a Dask cluster
+(`fbsim.experiments.distributed`); each task plays its baseline's games once. A killed
+sweep leaves only whole points behind; rerunning it skips them and writes byte-identical
+tables.
 """
 
 from __future__ import annotations
@@ -19,17 +22,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
 import pandas as pd
 
 from fbsim.errors import UsageError
 from fbsim.experiments.provenance import base_provenance, now_iso, read_table, write_table
 from fbsim.experiments.spec import Point, SweepSpec, build_points, describe
-from fbsim.experiments.tally import Tally, compact
+from fbsim.experiments.tally import Tally
 from fbsim.rules import rules_hash, rules_to_toml
 
 BLOCK = 32_768  # games per kernel call; results do not depend on it
@@ -61,62 +63,6 @@ def _play(point: Point, seed: int, first: int, n: int) -> dict:
     from fbsim.kernel import simulate
 
     return simulate(point.rules, point.lineup, seed, n, first_game=first, records=True)
-
-
-@dataclass
-class _BaselineCache:
-    """Per-game compact outcomes of each baseline point, grown on demand."""
-
-    seed: int
-    points: list[Point]
-    store: dict[int, np.ndarray] = field(default_factory=dict)
-
-    def put(self, b: int, first: int, block: np.ndarray) -> None:
-        have = self.store.get(b)
-        n = 0 if have is None else len(have)
-        if first == n:
-            self.store[b] = block if have is None else np.concatenate([have, block])
-
-    def get(self, b: int, first: int, n: int, progress: Progress) -> np.ndarray:
-        have = self.store.get(b)
-        done = 0 if have is None else len(have)
-        while done < first + n:
-            m = min(BLOCK, first + n - done)
-            self.put(b, done, compact(_play(self.points[b], self.seed, done, m)))
-            done += m
-        return self.store[b][first:first + n]
-
-
-def run_point(point: Point, spec: SweepSpec, cache: _BaselineCache | None = None,
-              progress: Progress | None = None) -> Tally:
-    """All games of one point (a fixed count, or batches until --ci-width is met)."""
-    progress = progress or _NoProgress()
-    tally = Tally()
-    adaptive = spec.ci_width is not None
-    target = spec.min_games if adaptive else spec.games
-    if adaptive:
-        target = min(target, spec.max_games)
-    done = 0
-    while True:
-        while done < target:
-            m = min(BLOCK, target - done)
-            rec = _play(point, spec.seed, done, m)
-            mine = compact(rec)
-            base = None
-            if cache is not None:
-                if point.baseline == point.index:
-                    cache.put(point.index, done, mine)
-                    base = mine
-                else:
-                    base = cache.get(point.baseline, done, m, progress)
-            tally.add(rec, point.rules, mine, base)
-            done += m
-            progress.advance(m)
-        if not adaptive or max(tally.half_widths()) <= spec.ci_width or done >= spec.max_games:
-            return tally
-        nxt = next_target(tally, spec, done)
-        progress.grow(nxt - target)
-        target = nxt
 
 
 def next_target(tally: Tally, spec: SweepSpec, done: int) -> int:
@@ -218,11 +164,6 @@ def _finished(out: Path, i: int) -> bool:
     return all((d / f"{t}.parquet").exists() for t in TABLES)
 
 
-def _order(points: list[Point]) -> list[Point]:
-    """Each baseline before the points paired with it (so its games are cached)."""
-    return sorted(points, key=lambda p: (p.baseline, p.index != p.baseline, p.index))
-
-
 def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None,
               force: bool = False, echo=None, client=None, task_games: int | None = None,
               threads: int | None = None) -> SweepResult:
@@ -241,29 +182,15 @@ def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None
         if len(todo) < len(points):
             echo(f"resuming: {len(points) - len(todo)} of {len(points)} points already done")
     per_point = spec.min_games if spec.ci_width is not None else spec.games
-    cache = _BaselineCache(spec.seed, points)
     progress.start(per_point * len(todo), f"{len(todo)} points")
-    played = 0
+    from fbsim.experiments.distributed import run_tasks
+
+    def on_point(point, tally):
+        _write_point(out, point, spec, tally, started)
+
     try:
-        if client is not None:
-            from fbsim.experiments.distributed import run_tasks
-
-            def on_point(point, tally):
-                _write_point(out, point, spec, tally, started)
-
-            played = run_tasks(client, spec, todo, {p.index: p for p in points}, task_games,
-                               threads, progress, on_point)
-            todo_local: list[Point] = []
-        else:
-            todo_local = _order(todo)
-        for point in todo_local:
-            tally = run_point(point, spec, cache, progress)
-            played += tally.games
-            _write_point(out, point, spec, tally, started)
-            if point.baseline != point.index and not any(
-                    q.baseline == point.baseline and q.index != q.baseline
-                    for q in todo if not _finished(out, q.index)):
-                cache.store.pop(point.baseline, None)
+        played = run_tasks(client, spec, todo, {p.index: p for p in points}, task_games,
+                           threads, progress, on_point)
     finally:
         progress.close()
     frames = combine(out, spec, points, started)
