@@ -133,13 +133,16 @@ def write_metrics(result: SimulationResult, path: str | Path) -> None:
 
 
 def records_table(rec: dict, rules) -> pa.Table:
-    """One row per game: the game fields, then each seat field as `<field>_<seat>` columns,
-    then `assets_<seat>_<kind>`; small integer types."""
+    """One row per game: the game fields, the Dial at the end of each round as
+    `dial_round_<r>`, then each seat field as `<field>_<seat>` columns, then
+    `assets_<seat>_<kind>`; small integer types."""
     cols: dict[str, np.ndarray] = {"game": rec["game"]}
     from fbsim.kernel.layout import GAME_FIELDS, SEAT_FIELDS
 
     for f in GAME_FIELDS:
         cols[f] = rec[f].astype(np.int16 if f != "pot_left" else np.int32)
+    for r in range(rec["dial_by_round"].shape[1]):
+        cols[f"dial_round_{r + 1}"] = rec["dial_by_round"][:, r].astype(np.int16)
     for f in SEAT_FIELDS:
         for s in range(rules.players):
             cols[f"{f}_{s}"] = rec[f][:, s].astype(np.int32 if f in ("capital", "legacy",

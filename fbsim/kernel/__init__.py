@@ -50,7 +50,9 @@ def simulate(rules: Rules, lineup: Lineup | None = None, seed: int = 0, n_games:
     """Play games first_game .. first_game + n_games - 1.
 
     records=True: one array per record field (game fields 1-D over games; seat fields
-    [games, players]; `assets` [games, players, kinds] in the order of `rules.asset_names`).
+    [games, players]; `assets` [games, players, kinds] in the order of `rules.asset_names`;
+    `dial_by_round` [games, rounds]: the Dial as each round ended, a finished game's final
+    Dial after its end).
     records=False: only aggregate counts (see `aggregate_names`), streamed in blocks so that
     memory does not grow with n_games; `progress(done)` is called after each block.
     The result of every game depends only on (rules, lineup, seed, game index).
@@ -80,8 +82,9 @@ def _records(rules, R, P, by_agenda, seat_bot, seed, first_game, n_games, chunk)
     G = np.zeros((n_games, len(GAME_FIELDS) + 1), dtype=np.int64)
     SE = np.zeros((n_games, len(SEAT_FIELDS), L.MAX_PLAYERS), dtype=np.int64)
     AS = np.zeros((n_games, L.MAX_PLAYERS, L.MAX_KINDS), dtype=np.int64)
+    DR = np.zeros((n_games, L.MAX_ROUNDS), dtype=np.int64)
     run_games(R, P, by_agenda, seat_bot, np.int64(seed), np.int64(first_game),
-              np.int64(n_games), np.int64(chunk), True, G, SE, AS,
+              np.int64(n_games), np.int64(chunk), True, G, SE, AS, DR,
               np.zeros((0, KL.AC_SIZE), dtype=np.int64))
     errors = G[:, len(GAME_FIELDS)]
     bad = np.flatnonzero(errors)
@@ -94,6 +97,7 @@ def _records(rules, R, P, by_agenda, seat_bot, seed, first_game, n_games, chunk)
     for i, f in enumerate(SEAT_FIELDS):
         out[f] = SE[:, i, :n]
     out["assets"] = AS[:, :n, :len(rules.assets)]
+    out["dial_by_round"] = DR[:, :rules.rounds]
     return out
 
 
@@ -110,6 +114,7 @@ AGGREGATE_FIELDS = {
     "fog_in": (KL.AC_FOG_IN, 0), "fog_requested": (KL.AC_FOG_REQUESTED, 0),
     "fog_received": (KL.AC_FOG_RECEIVED, 0), "overclaim": (KL.AC_OVERCLAIM, 0),
     "overclaimers": (KL.AC_OVERCLAIMERS, 0), "dial_hist": (KL.AC_DIAL_HIST, KL.DIAL_BINS),
+    "dial_round_hist": (KL.AC_DIAL_ROUND_HIST, L.MAX_ROUNDS * KL.DIAL_BINS),
 }
 
 
@@ -117,10 +122,12 @@ def aggregate_names() -> list[str]:
     return list(AGGREGATE_FIELDS)
 
 
-def _unpack(total: np.ndarray) -> dict:
+def _unpack(total: np.ndarray, rounds: int) -> dict:
     out = {}
     for name, (i, n) in AGGREGATE_FIELDS.items():
         out[name] = int(total[i]) if n == 0 else total[i:i + n].copy()
+    # [rounds, DIAL_BINS]: row r-1 is the histogram of the Dial at the end of round r
+    out["dial_round_hist"] = out["dial_round_hist"].reshape(L.MAX_ROUNDS, KL.DIAL_BINS)[:rounds]
     return out
 
 
@@ -129,7 +136,8 @@ def _aggregate(rules, R, P, by_agenda, seat_bot, seed, first_game, n_games, chun
 
     empty = (np.zeros((0, len(GAME_FIELDS) + 1), dtype=np.int64),
              np.zeros((0, len(SEAT_FIELDS), L.MAX_PLAYERS), dtype=np.int64),
-             np.zeros((0, L.MAX_PLAYERS, L.MAX_KINDS), dtype=np.int64))
+             np.zeros((0, L.MAX_PLAYERS, L.MAX_KINDS), dtype=np.int64),
+             np.zeros((0, L.MAX_ROUNDS), dtype=np.int64))
     chunks_per_block = 64
     block = chunk * chunks_per_block
     ACC = np.zeros((chunks_per_block, KL.AC_SIZE), dtype=np.int64)
@@ -150,7 +158,7 @@ def _aggregate(rules, R, P, by_agenda, seat_bot, seed, first_game, n_games, chun
         done += m
         if progress is not None:
             progress(done)
-    return _unpack(total)
+    return _unpack(total, rules.rounds)
 
 
 def aggregate_records(rec: dict, rules: Rules) -> dict:
@@ -193,4 +201,8 @@ def aggregate_records(rec: dict, rules: Rules) -> dict:
     bins = np.clip(dial - KL.DIAL_HIST_LO, 0, KL.DIAL_BINS - 1)
     total[KL.AC_DIAL_HIST:KL.AC_DIAL_HIST + KL.DIAL_BINS] = np.bincount(
         bins, minlength=KL.DIAL_BINS)
-    return _unpack(total)
+    by_round = np.clip(rec["dial_by_round"] - KL.DIAL_HIST_LO, 0, KL.DIAL_BINS - 1)
+    for r in range(by_round.shape[1]):
+        i = KL.AC_DIAL_ROUND_HIST + r * KL.DIAL_BINS
+        total[i:i + KL.DIAL_BINS] = np.bincount(by_round[:, r], minlength=KL.DIAL_BINS)
+    return _unpack(total, rules.rounds)

@@ -34,6 +34,7 @@ from fbsim.kernel.layout import (
     S_COOL_OPEN_T,
     S_DECK_LEN,
     S_DECK_POS,
+    S_DIAL_ROUND,
     S_END,
     S_ERROR,
     S_FOG_IN,
@@ -567,16 +568,22 @@ def play_game(R, P, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck
             accusation(R, P, V, S, n, r, seed, game)
             if S[S_OVER] == 1:
                 break
+        S[S_DIAL_ROUND + r - 1] = V[L.V_DIAL]
         if r < rounds:
             end_round(V, S, n)
+    # a game that ended in round r keeps its final Dial for rounds r.. (as the reference)
+    for rr in range(r, rounds + 1):
+        S[S_DIAL_ROUND + rr - 1] = V[L.V_DIAL]
     if S[S_ERROR] == 0:
         score(R, V, S, n)
     return r
 
 
 @jit
-def write_record(j, r, R, V, S, G, SE, AS):
+def write_record(j, r, R, V, S, G, SE, AS, DR):
     n = S[S_N]
+    for rr in range(R[L.R_ROUNDS]):
+        DR[j, rr] = S[S_DIAL_ROUND + rr]
     dial = V[L.V_DIAL]
     flipped = 0
     for t in range(R[L.R_N_TOKENS]):
@@ -679,15 +686,23 @@ def accumulate(R, V, S, r, ACC, c):
     elif b >= KL.DIAL_BINS:
         b = KL.DIAL_BINS - 1
     ACC[c, KL.AC_DIAL_HIST + b] += 1
+    for rr in range(R[L.R_ROUNDS]):
+        b = S[S_DIAL_ROUND + rr] - KL.DIAL_HIST_LO
+        if b < 0:
+            b = 0
+        elif b >= KL.DIAL_BINS:
+            b = KL.DIAL_BINS - 1
+        ACC[c, KL.AC_DIAL_ROUND_HIST + rr * KL.DIAL_BINS + b] += 1
 
 
 @njit(cache=True, parallel=True)
 def run_games(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, records, G, SE,
-              AS, ACC):
+              AS, DR, ACC):
     """Play games first_game .. first_game + n_games - 1, chunks of games in parallel.
 
-    records=True: game j's record goes to row j of G, SE and AS. records=False: chunk c adds
-    its games to the counters ACC[c] (G, SE and AS may then be empty). Each chunk allocates
+    records=True: game j's record goes to row j of G, SE, AS and DR (the Dial by round).
+    records=False: chunk c adds its games to the counters ACC[c] (G, SE, AS and DR may then
+    be empty). Each chunk allocates
     its state once; every game's result depends only on (rules, lineup, seed, game index),
     never on the chunking or the thread count.
     """
@@ -704,7 +719,7 @@ def run_games(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, r
             r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, V, S, deck,
                           agenda_deck)
             if records:
-                write_record(j, r, R, V, S, G, SE, AS)
+                write_record(j, r, R, V, S, G, SE, AS, DR)
             elif S[S_ERROR] != 0:
                 ACC[c, KL.AC_GAMES] = -(first_game + j) - 1  # flag the bad game, stop here
                 break

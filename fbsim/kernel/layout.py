@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from fbsim import layout as L
 
-KERNEL_VERSION = 1
+KERNEL_VERSION = 2  # 2: the Dial at the end of every round (records and aggregates)
 
 P6 = L.MAX_PLAYERS
 _take = L.Fields().take
@@ -47,6 +47,7 @@ S_WEIGHT = _take(P6)  # Accusation weight on each seat (scratch)
 S_ACCUSERS = _take(P6)
 S_LEGACY = _take(P6)
 S_INCOME = _take(P6)  # income of the assets each seat owns (R-W1)
+S_DIAL_ROUND = _take(L.MAX_ROUNDS)  # the Dial as each round ended (final Dial after the end)
 S_N = _take()
 S_DECK_POS = _take()
 S_DECK_LEN = _take()
@@ -104,5 +105,8 @@ AC_FOG_RECEIVED = _take()
 AC_OVERCLAIM = _take()  # sum over seats of max(0, received - put in)
 AC_OVERCLAIMERS = _take()  # seats that received more than they put in
 AC_DIAL_HIST = _take(DIAL_BINS)
+# the Dial at the end of round r (index r-1; a finished game counts at its final Dial): one
+# histogram per round, DIAL_BINS bins from DIAL_HIST_LO, as the final Dial's
+AC_DIAL_ROUND_HIST = _take(L.MAX_ROUNDS * DIAL_BINS)
 AC_SIZE = _take(0)
 del _take

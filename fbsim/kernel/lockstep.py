@@ -147,6 +147,13 @@ def record_difference(rec, cols: dict, i: int) -> str | None:
         want = game.get(f, d[f])
         if int(cols[f][i]) != want:
             return f"{f}: reference {want} != kernel {int(cols[f][i])}"
+    for r, want in enumerate(d["dial_by_round"]):
+        if int(cols["dial_by_round"][i, r]) != want:
+            return (f"dial_by_round[round {r + 1}]: reference {want} != kernel "
+                    f"{int(cols['dial_by_round'][i, r])}")
+    if cols["dial_by_round"].shape[1] != len(d["dial_by_round"]):
+        return (f"dial_by_round: reference has {len(d['dial_by_round'])} rounds, kernel "
+                f"{cols['dial_by_round'].shape[1]}")
     for s, seat in enumerate(d["seats"]):
         want_seat = {"agenda": L.AGENDA_NAMES.index(seat["agenda"]),
                      "bot": bot_id(seat["bot"])}

@@ -531,13 +531,17 @@ def play_round(g: Game, policies: list) -> None:
 
 def run(g: Game, policies: list) -> Game:
     R = g.R
-    for r in range(1, int(R[L.R_ROUNDS]) + 1):  # R-S6, R-E1
+    rounds = int(R[L.R_ROUNDS])
+    for r in range(1, rounds + 1):  # R-S6, R-E1
         g.round = r
         play_round(g, policies)
         if g.over:
             break
-        if r < R[L.R_ROUNDS]:
+        g.dial_by_round.append(g.dial)
+        if r < rounds:
             end_round(g)
+    # a game that ended early stays at its final Dial for the rounds it did not play
+    g.dial_by_round += [g.dial] * (rounds - len(g.dial_by_round))
     g.over = True
     score(g)
     return g

@@ -1,6 +1,6 @@
 """The game record: what one game produced, the same fields in both engines.
 
-Game fields, then per seat: agenda, bot, Capital, Legacy
+Game fields (with the Dial at the end of every round), then per seat: agenda, bot, Capital, Legacy
 (0 unless the world survived), COOL and BURN committed (open and masked), Fog money put in,
 requested and received, assets owned by kind, and times pointed at, cornered, revealed
 (0/1: the Agenda is face up at the end) and paid.
@@ -52,6 +52,9 @@ class GameRecord:
     tokens_flipped: int
     pot_left: int
     seats: tuple[SeatRecord, ...]
+    # the Dial as each round 1..rounds ended (after its reveal); a game that ended early
+    # (Collapse) keeps its final Dial for the rounds it did not play
+    dial_by_round: tuple[int, ...] = ()
     events: tuple | None = None
 
     @property
@@ -85,5 +88,5 @@ def make_record(g: Game) -> GameRecord:
         seed=g.seed, game=g.game_index, players=g.n, rounds_played=g.round,
         end=L.END_NAMES[g.end], final_dial=g.dial, band=L.BAND_NAMES[band_of(g.R, g.dial)],
         winner=g.winner, first_player_last=g.first_player, tokens_flipped=sum(g.flipped),
-        pot_left=g.pot_lost, seats=seats,
+        pot_left=g.pot_lost, seats=seats, dial_by_round=tuple(g.dial_by_round),
         events=tuple(g.events) if g.events is not None else None)

@@ -115,6 +115,7 @@ class Game:
     winner: int = -1
     pot_lost: int = 0  # what was left in the Fog pot at the end (D6)
     legacy: list[int] = field(default_factory=list)
+    dial_by_round: list[int] = field(default_factory=list)  # the Dial as each round ended
     events: list[Event] | None = None
 
     @property
