@@ -55,6 +55,13 @@ def test_R_V2_reveal_dial_441(rec):
     assert reveal[0].data["fog_cool"] == 0
 
 
+def test_R_V2_record_dial_by_round_starts_at_441(rec):
+    # the record's Dial trajectory: round 1 ends at its reveal's 441 (R-V2); the last entry is
+    # the final Dial (R-E1)
+    assert rec.dial_by_round[0] == 441
+    assert len(rec.dial_by_round) == 8 and rec.dial_by_round[-1] == rec.final_dial
+
+
 def test_R_W1_R_W2_round2_world_turn_dial_452(rec):
     # R-W2: 441 + 7 (round-2 baseline) + 2 (Ice Loss) + 2 x 1 (two owned Refineries, +1 each,
     # bought in round 1, so they first move the Dial now, R-W1) = 452.

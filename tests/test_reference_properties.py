@@ -394,6 +394,30 @@ def test_dial_is_start_plus_recorded_moves(inputs):
 
 @GAMES
 @given(inputs=game_inputs())
+def test_dial_by_round_is_the_dial_as_each_round_ended(inputs):
+    """The record's Dial trajectory (R-S6, R-E1): one entry per round of the rules; entry r is
+    the Dial after the last recorded move of round r+1 (or, once the game is over, R-W4 /
+    R-V2, its final Dial); the last entry is the final Dial."""
+    rules, *_ = inputs
+    rec = play(inputs)
+    assert len(rec.dial_by_round) == rules.rounds
+    dial = rules.dial.start
+    ends = {}
+    for ev in rec.events:
+        if ev.kind == "dial":
+            dial = ev.data["dial"]
+        if ev.round >= 1 and ev.step != "end":
+            ends[ev.round] = dial
+    for r in range(1, rules.rounds + 1):
+        want = ends.get(r, dial) if r < rec.rounds_played else rec.final_dial
+        assert rec.dial_by_round[r - 1] == want, (r, rec.dial_by_round)
+        if r < rec.rounds_played:
+            assert rec.dial_by_round[r - 1] < rules.dial.collapse  # still playing (R-W4)
+    assert rec.dial_by_round[-1] == rec.final_dial
+
+
+@GAMES
+@given(inputs=game_inputs())
 def test_tokens_never_unflip(inputs):
     """Each token flips at most once, only when the Dial has reached its threshold, and
     after every world turn and reveal every token whose threshold was reached has flipped
