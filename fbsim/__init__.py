@@ -45,4 +45,8 @@ def __getattr__(name: str):
         from fbsim.experiments.sweep import sweep
 
         return sweep
+    if name == "report":
+        from fbsim.experiments.balance_report import report
+
+        return report
     raise AttributeError(f"module 'fbsim' has no attribute {name!r}")

@@ -367,6 +367,72 @@ def plot_cmd(
         typer.echo(str(path))
 
 
+@app.command("report", help="A one-page HTML balance report of a rules file, with its "
+             "figures embedded (opens in any browser, no server): the verdict in words and "
+             "numbers, then per table size the win rate per Agenda against its fair share, "
+             "collapse and everyone-loses rates, final bands, the final Dial, the Dial round "
+             "by round (a fan chart), seat advantage, the Fog pot, Accusation accuracy and, "
+             "when `fbsim exploit` results exist for the same rules, exploitability.\n\n"
+             "--against OLD.toml (or --against-set) turns it into a diff: both rules play "
+             "the same games, every metric shows old -> new with its paired difference and "
+             "95% interval, and differences that are not significant after Holm's "
+             "correction over the page are marked n.s.\n\n"
+             "Every number is also written as a tidy Parquet table beside the page "
+             "(report.html -> report.parquet).")
+def report_cmd(
+    rules_file: RulesOpt = None,
+    against: Annotated[Path | None, typer.Option(
+        help="The old rules file to compare against (paired, same games).",
+        dir_okay=False)] = None,
+    set_: SetOpt = None,
+    against_set: Annotated[list[str] | None, typer.Option(
+        "--against-set", help="Override one rule of the old rules only (compares against "
+        "the rules with this change), e.g. masks=1. Repeatable.", metavar="PATH=VALUE")
+        ] = None,
+    players: Annotated[str, typer.Option(help="Table sizes: 3..6, 4 or 3,5.")] = "3..6",
+    games: Annotated[str, typer.Option(help="Games per table size (and per rules file).")
+                     ] = "200000",
+    seed: Annotated[int, typer.Option(help="Seed: game G of every table size and rules "
+                                           "file uses the same draws.", min=0)] = 0,
+    lineup: Annotated[str | None, typer.Option(
+        help="Bots by Agenda, as in simulate (default: the default lineup).")] = None,
+    out: Annotated[Path, typer.Option(help="The HTML page to write.", dir_okay=False)
+                   ] = Path("report.html"),
+    exploit: Annotated[Path | None, typer.Option(
+        help="Folder of `fbsim exploit` results; those played under the same rules are "
+             "shown.", file_okay=False)] = Path("results/exploit"),
+    screenshot: Annotated[Path | None, typer.Option(
+        help="Also save a full-page PNG of the report, rendered in headless Chromium "
+             "(needs Debian's chromium and chromium-driver and the package selenium).",
+        dir_okay=False)] = None,
+    quiet: QuietOpt = False,
+):
+    from fbsim.experiments.balance_report import format_verdict, report, write_report
+
+    n = _games(games)
+    sizes = [x for x in _players_range(players) if x is not None]
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise UsageError(f"--out {out}: expected an .html file")
+    for path, flag in ((out, "--out"), (screenshot, "--screenshot")):
+        if path is not None and not path.parent.exists():
+            raise UsageError(f"{flag} {path}: folder {path.parent} does not exist")
+    if screenshot is not None and screenshot.suffix.lower() != ".png":
+        raise UsageError(f"--screenshot {screenshot}: expected a .png file")
+    rep = report(rules_file, against, n, sizes, seed, set_ or [], against_set or [], lineup,
+                 exploit, progress=_progress(quiet))
+    written = write_report(rep, out)
+    typer.echo(format_verdict(rep), nl=False)
+    if screenshot is not None:
+        from fbsim.experiments.browser import render
+
+        shot = render(out, screenshot)
+        if shot["errors"] or not shot["figures_loaded"]:
+            raise FbsimError(f"--screenshot: the page did not render cleanly in Chromium "
+                             f"({len(shot['errors'])} errors)")
+        written.append(screenshot)
+    typer.echo("wrote " + ", ".join(str(p) for p in written))
+
+
 @app.command("experiment", help="Run a named experiment into results/NAME/ (Parquet tables, "
              "PNG figures and a summary.md).\n\n`fbsim experiment --list` lists them; "
              "`fbsim experiment --all` regenerates every one.")

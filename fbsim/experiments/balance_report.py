@@ -1,0 +1,265 @@
+"""`fbsim report` and `fbsim.report(...)`: play a rules file (and, with --against, the old
+rules on the same games) at every table size, and gather what the report page shows.
+
+For each table size the kernel plays games 0..N-1 of the seed in blocks, once with the new
+rules and, when comparing, once with the old; each block adds to a `BalanceTally` (paired
+moments of every metric, `fbsim.experiments.balance`) and to the kernel's aggregate counters
+(`Tally`: the final Dial histogram, the Dial histogram of every round, bands, seats). Memory
+does not grow with the number of games; the tables do not depend on the block size or the
+thread count.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from fbsim import layout as L
+from fbsim.errors import UsageError
+from fbsim.experiments import balance as B
+from fbsim.experiments.provenance import base_provenance, now_iso
+from fbsim.experiments.sweep import BLOCK, _NoProgress
+from fbsim.experiments.tally import Tally, compact
+from fbsim.lineup import Lineup, parse_lineup
+from fbsim.rules import Rules, load_rules, rules_hash, rules_to_toml
+
+DEFAULT_GAMES = 200_000
+DEFAULT_PLAYERS = (3, 4, 5, 6)
+
+
+@dataclass
+class TableResult:
+    """One table size: its rules (new, and old when comparing) and what was counted."""
+
+    players: int
+    rules: Rules
+    counts: dict  # the kernel's aggregate counters (fbsim.kernel.aggregate_names)
+    old_rules: Rules | None = None
+    old_counts: dict | None = None
+
+
+@dataclass
+class BalanceReport:
+    """Everything the page shows: `metrics` is one tidy row per (table size, metric)."""
+
+    metrics: pd.DataFrame
+    tables: list[TableResult]
+    provenance: dict
+    exploit: pd.DataFrame | None = None  # exploitability rows whose rules match (new rules)
+    old_exploit: pd.DataFrame | None = None
+    verdict: list[str] = field(default_factory=list)
+
+    @property
+    def paired(self) -> bool:
+        return self.tables[0].old_rules is not None
+
+
+def _load(path, sets, players: int, flag: str) -> Rules:
+    if path is not None and not Path(path).is_file():
+        raise UsageError(f"{flag} {path}: no such file")
+    return load_rules(path, [*sets, f"players={players}"])
+
+
+def _play(rules: Rules, lineup: Lineup, seed: int, first: int, n: int) -> dict:
+    from fbsim.kernel import simulate
+
+    return simulate(rules, lineup, seed, n, first_game=first, records=True)
+
+
+def report(rules: str | Path | None = None, against: str | Path | None = None,
+           games: int = DEFAULT_GAMES, players=DEFAULT_PLAYERS, seed: int = 0,
+           sets=(), against_sets=(), lineup: str | None = None,
+           exploit_dir: str | Path | None = "results/exploit", progress=None
+           ) -> BalanceReport:
+    """Play `games` games per table size under `rules` (and, when `against` or
+    `against_sets` is given, under the old rules on the same games) and return the report's
+    tables. `sets` apply to both rules files; `against_sets` to the old rules only."""
+    if games < 2:
+        raise UsageError("--games: at least 2 games per table size are needed for intervals")
+    players = list(players)
+    for n in players:
+        if not isinstance(n, int) or not 3 <= n <= 6:
+            raise UsageError(f"--players: table sizes are 3 to 6, got {n!r}")
+    if len(set(players)) != len(players):
+        raise UsageError("--players: a table size is repeated")
+    compare = against is not None or bool(against_sets)
+    setups = []
+    for n in players:  # every rules file validated before any game runs
+        new = _load(rules, sets, n, "--rules")
+        old = _load(against, [*sets, *against_sets], n, "--against") if compare else None
+        lu = parse_lineup(lineup, [], n)
+        setups.append((n, new, old, lu))
+    progress = progress or _NoProgress()
+    started = now_iso()
+    frames, tables = [], []
+    progress.start(games * len(players) * (2 if compare else 1),
+                   f"{len(players)} table sizes" + (", old and new rules" if compare else ""))
+    try:
+        for n, new, old, lu in setups:
+            mets = B.metrics(n)
+            bt = B.BalanceTally(len(mets), paired=compare)
+            t_new, t_old = Tally(), Tally()
+            done = 0
+            while done < games:
+                m = min(BLOCK, games - done)
+                rec = _play(new, lu, seed, done, m)
+                t_new.add(rec, new, compact(rec), None)
+                progress.advance(m)
+                if compare:
+                    orec = _play(old, lu, seed, done, m)
+                    t_old.add(orec, old, compact(orec), None)
+                    progress.advance(m)
+                    bt.add(B.per_game(rec, new), B.per_game(orec, old))
+                else:
+                    bt.add(B.per_game(rec, new))
+                done += m
+            frames.append(B.table(bt, n, B.fair_shares(t_new.counts, new),
+                                  B.fair_shares(t_old.counts, old) if compare else None))
+            tables.append(TableResult(n, new, t_new.counts, old,
+                                      t_old.counts if compare else None))
+    finally:
+        progress.close()
+    df = pd.concat(frames, ignore_index=True)
+    if compare:
+        df = B.mark_significance(df)
+    prov = {**base_provenance(started), "kind": "balance report", "seed": seed,
+            "games": games, "players": players,
+            "lineup": setups[0][3].describe(),
+            "rules_file": None if rules is None else str(rules),
+            "against_file": None if against is None else str(against),
+            "sets": list(sets), "against_sets": list(against_sets),
+            "rules_hash": {str(t.players): rules_hash(t.rules) for t in tables},
+            "rules_toml": rules_to_toml(tables[0].rules, comments=False)}
+    if compare:
+        prov["old_rules_hash"] = {str(t.players): rules_hash(t.old_rules) for t in tables}
+        prov["old_rules_toml"] = rules_to_toml(tables[0].old_rules, comments=False)
+    rep = BalanceReport(df, tables, prov)
+    if exploit_dir is not None:
+        rep.exploit = find_exploit(exploit_dir, [t.rules for t in tables])
+        if compare:
+            rep.old_exploit = find_exploit(exploit_dir, [t.old_rules for t in tables])
+    rep.verdict = verdict(rep)
+    return rep
+
+
+# ----------------------------------------------------------------------- exploitability
+
+
+def find_exploit(folder: str | Path, rules: list[Rules]) -> pd.DataFrame | None:
+    """The best-response results of `fbsim exploit` (FOLDER/<agenda>-p<n>/) played under
+    exactly these rules (the same rules hash at that table size), or None."""
+    from fbsim.experiments.provenance import read_provenance
+    from fbsim.rules import rules_from_toml
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
+    wanted = {r.players: rules_hash(r) for r in rules}
+    rows = []
+    for d in sorted(folder.glob("*-p[3-6]")):
+        res, search = d / "result.json", d / "search.parquet"
+        if not (res.is_file() and search.is_file()):
+            continue
+        try:
+            prov = read_provenance(search)
+            found = rules_from_toml(prov["rules_toml"], str(search))
+            row = json.loads(res.read_text())
+        except Exception:  # an unreadable or foreign folder is simply not used
+            continue
+        n = found.players
+        if wanted.get(n) == rules_hash(found) and row.get("players") == n:
+            rows.append({k: row[k] for k in ("players", "agenda", "field_rate", "field_ci_low",
+                                             "field_ci_high", "best_rate", "best_ci_low",
+                                             "best_ci_high", "diff", "diff_ci_low",
+                                             "diff_ci_high", "search_games",
+                                             "confirm_games")} | {"folder": d.name})
+    if not rows:
+        return None
+    return pd.DataFrame(rows).sort_values(["players", "agenda"], ignore_index=True)
+
+
+# ------------------------------------------------------------------------------ verdict
+
+
+def _pc(x: float) -> str:
+    return "n/a" if x is None or math.isnan(x) else f"{100 * x:.1f}%"
+
+
+def _pts(x: float) -> str:
+    return f"{100 * x:+.1f} points"
+
+
+def verdict(rep: BalanceReport) -> list[str]:
+    """A few sentences in words and numbers: one per table size, and the biggest changes."""
+    df = rep.metrics
+    lines = []
+    for t in rep.tables:
+        rows = df[df["players"] == t.players].set_index("metric")
+        wins = [(a, rows.loc[f"win_{a}"]) for a in L.AGENDA_NAMES]
+        top = max(wins, key=lambda ar: ar[1]["value"] - ar[1]["fair_share"])
+        parts = []
+        for a, r in sorted(wins, key=lambda ar: -ar[1]["value"]):
+            text = f"{a.capitalize()} wins {_pc(r['value'])} (fair share {_pc(r['fair_share'])}"
+            if rep.paired:
+                text += f"; was {_pc(r['old_value'])}"
+            parts.append(text + ")")
+        col = rows.loc["collapse"]
+        lose = rows.loc["everyone_loses"]
+        s = (f"{t.players} players: " + ", ".join(parts)
+             + f"; world collapses in {_pc(col['value'])} of games"
+             + (f" (was {_pc(col['old_value'])})" if rep.paired else "")
+             + f"; everyone loses in {_pc(lose['value'])}.")
+        gap = top[1]["value"] - top[1]["fair_share"]
+        s += (f" Most favoured: {top[0].capitalize()}, {_pts(gap)} above its fair share."
+              if gap > 0 else "")
+        places = [rows.loc[f"win_place_{p}"]["value"] for p in range(t.players)]
+        best = max(range(t.players), key=lambda p: places[p])
+        s += (f" Seat advantage: place {best} wins {_pc(places[best])} against a fair "
+              f"{_pc(1 / t.players)}.")
+        lines.append(s)
+    if rep.paired:
+        sig = df[df["significant"]].copy()
+        n_tests = int(df["p_value"].notna().sum())
+        if sig.empty:
+            lines.append(f"No difference between the old and the new rules is significant "
+                         f"(Holm-corrected over {n_tests} comparisons at 5%).")
+        else:
+            sig["z"] = (sig["diff"].abs()
+                        / ((sig["diff_ci_high"] - sig["diff_ci_low"]) / 2).clip(lower=1e-300))
+            key = sig[sig["metric"].isin([f"win_{a}" for a in L.AGENDA_NAMES]
+                                         + ["collapse", "everyone_loses"])]
+            show = (key if not key.empty else sig).sort_values("diff", key=abs,
+                                                               ascending=False).head(6)
+            bits = [f"{r.label.lower()} at {r.players} players {_pc(r.old_value)} -> "
+                    f"{_pc(r.value)} ({_pts(r.diff)})" if r.kind != "mean" else
+                    f"{r.label.lower()} at {r.players} players {r.old_value:.2f} -> "
+                    f"{r.value:.2f}" for r in show.itertuples()]
+            lines.append(f"{len(sig)} of {n_tests} differences are significant (Holm-"
+                         f"corrected at 5%); the largest: " + "; ".join(bits) + ".")
+    if rep.exploit is not None:
+        e = rep.exploit
+        worst = e.loc[e["diff"].idxmax()]
+        lines.append(f"Exploitability: a tuned {worst['agenda'].capitalize()} at "
+                     f"{int(worst['players'])} players wins {_pc(worst['best_rate'])} against "
+                     f"{_pc(worst['field_rate'])} for the default bot ({_pts(worst['diff'])}).")
+    return lines
+
+
+def format_verdict(rep: BalanceReport) -> str:
+    return "\n".join(rep.verdict) + "\n"
+
+
+def write_report(rep: BalanceReport, path: str | Path) -> list[Path]:
+    """The HTML page at `path` and every number of it as a tidy Parquet table beside it
+    (same name, .parquet), each written atomically; returns both paths."""
+    from fbsim.experiments.provenance import write_table
+    from fbsim.experiments.report_page import write_html
+
+    path = Path(path)
+    table = path.with_suffix(".parquet")
+    write_table(rep.metrics, table, {**rep.provenance, "table": "balance metrics"})
+    return [write_html(rep, path), table]
