@@ -1,0 +1,169 @@
+"""`fbsim report` and `fbsim.report(...)`: the balance page, its Parquet table, --against
+diffs (identical rules show no difference, a real change is significant), exploitability
+matched by rules hash, byte-reproducible output, and one-line errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fbsim.cli import main
+from fbsim.experiments import balance_report as BR
+from fbsim.experiments.provenance import read_provenance
+from fbsim.experiments.report_page import render, trajectory
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPLOIT = ROOT / "results" / "exploit"
+
+
+@pytest.fixture(scope="module")
+def single():
+    return BR.report(games=4000, players=[3, 5], exploit_dir=None)
+
+
+def test_report_has_every_metric_per_table_size_with_intervals(single):
+    df = single.metrics
+    assert sorted(df["players"].unique()) == [3, 5]
+    for n in (3, 5):
+        rows = df[df["players"] == n].set_index("metric")
+        assert rows.loc[[f"win_{a}" for a in ("steward", "opportunist", "accelerationist")]
+                        + ["everyone_loses"], "value"].sum() == pytest.approx(1.0)
+        assert rows.loc[[f"band_{b}" for b in ("warming", "severe", "extreme", "collapse")],
+                        "value"].sum() == pytest.approx(1.0)
+        assert rows.loc[[f"win_place_{p}" for p in range(n)], "value"].sum() + rows.loc[
+            "everyone_loses", "value"] == pytest.approx(1.0)
+        ok = rows["value"].notna()
+        assert (rows.loc[ok, "ci_low"] <= rows.loc[ok, "value"] + 1e-12).all()
+        assert (rows.loc[ok, "value"] <= rows.loc[ok, "ci_high"] + 1e-12).all()
+        # fair shares: each Agenda's share of seats dealt, 1/n per place
+        assert rows.loc[[f"win_{a}" for a in ("steward", "opportunist", "accelerationist")],
+                        "fair_share"].sum() == pytest.approx(1.0)
+        assert rows.loc["win_place_0", "fair_share"] == pytest.approx(1 / n)
+    assert len(single.verdict) >= 2
+    assert re.match(r"3 players: \w+ wins \d+\.\d% \(fair share \d+\.\d%\)", single.verdict[0])
+    assert "world collapses in" in single.verdict[0]
+
+
+def test_trajectory_starts_at_the_setup_dial_and_ends_at_the_final_dial(single):
+    t = single.tables[0]
+    q = trajectory(t.counts, t.rules)
+    assert q.shape == (5, t.rules.rounds + 1)
+    assert (q[:, 0] == t.rules.dial.start).all()
+    rows = single.metrics[single.metrics["players"] == 3].set_index("metric")
+    # the last round's histogram is the final Dial's (R-E1)
+    assert (t.counts["dial_round_hist"][-1] == t.counts["dial_hist"]).all()
+    assert q[0, -1] <= rows.loc["final_dial", "value"] <= q[4, -1]
+    assert (q[0] <= q[2]).all() and (q[2] <= q[4]).all()
+
+
+def test_report_against_the_same_rules_finds_no_difference(tmp_path):
+    same = tmp_path / "same.toml"
+    same.write_text("masks = 2\n")
+    rep = BR.report(rules=same, against=same, games=3000, players=[4], exploit_dir=None)
+    df = rep.metrics
+    assert df["identical"].all() and not df["significant"].any()
+    assert "No difference between the old and the new rules is significant" in rep.verdict[-1]
+
+
+def test_a_bot_parameter_of_an_absent_bot_changes_nothing():
+    # a different rules hash, the same games: every metric identical, nothing to test
+    rep = BR.report(games=2000, players=[4], against_sets=["bots.tunable.aim=500"],
+                    exploit_dir=None)
+    assert rep.provenance["rules_hash"] != rep.provenance["old_rules_hash"]
+    assert rep.metrics["identical"].all()
+
+
+def test_a_real_change_is_significant_and_paired():
+    rep = BR.report(games=6000, players=[4], against_sets=["masks=1"], exploit_dir=None)
+    rows = rep.metrics.set_index("metric")
+    acc = rows.loc["win_accelerationist"]
+    assert acc["significant"] and acc["diff_ci_low"] > 0
+    assert acc["diff"] == pytest.approx(acc["value"] - acc["old_value"])
+    # paired: the interval of the difference is narrower than two independent runs' would be
+    half = (acc["diff_ci_high"] - acc["diff_ci_low"]) / 2
+    indep = 1.96 * ((acc["value"] * (1 - acc["value"]) + acc["old_value"]
+                     * (1 - acc["old_value"])) / 6000) ** 0.5
+    assert half < indep / 1.5
+    # Holm: adjusted p-values are never below the raw ones
+    tested = rep.metrics.dropna(subset=["p_value"])
+    assert (tested["p_holm"] >= tested["p_value"]).all()
+    html = render(rep)
+    assert "significant" in html and "&rarr;" in html
+
+
+def test_tables_do_not_depend_on_the_block_size(monkeypatch):
+    a = BR.report(games=2500, players=[4], against_sets=["masks=1"], exploit_dir=None)
+    monkeypatch.setattr(BR, "BLOCK", 700)
+    b = BR.report(games=2500, players=[4], against_sets=["masks=1"], exploit_dir=None)
+    pd.testing.assert_frame_equal(a.metrics, b.metrics)
+
+
+def test_exploitability_is_matched_by_rules_hash():
+    from fbsim.rules import load_rules
+
+    default = [load_rules(sets=[f"players={n}"]) for n in (3, 4, 5, 6)]
+    found = BR.find_exploit(EXPLOIT, default)
+    assert found is not None and len(found) == 12
+    assert set(found["players"]) == {3, 4, 5, 6}
+    assert (found["best_rate"] > found["field_rate"]).all()
+    changed = [load_rules(sets=[f"players={n}", "masks=3"]) for n in (3, 4, 5, 6)]
+    assert BR.find_exploit(EXPLOIT, changed) is None
+    assert BR.find_exploit(ROOT / "no-such-folder", default) is None
+
+
+def test_cli_writes_a_self_contained_page_and_its_table(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    out = tmp_path / "r.html"
+    args = ["report", "--games", "3000", "--players", "3,4", "--out", str(out), "--quiet",
+            "--exploit", str(EXPLOIT)]
+    assert main(args) == 0
+    text = out.read_text()
+    said = capsys.readouterr().out
+    assert said.startswith("3 players: ") and "wrote" in said
+    assert text.startswith("<!DOCTYPE html>") and "<title>Firebreak balance report" in text
+    imgs = re.findall(r'<img src="([^"]+)"', text)
+    assert len(imgs) >= 7 and all(s.startswith("data:image/png;base64,") for s in imgs)
+    assert not re.search(r'(src|href)="(https?:|//|file:)', text)  # nothing to fetch
+    assert "Best responses found by" in text  # the committed exploit results match
+    table = pd.read_parquet(out.with_suffix(".parquet"))
+    assert set(table["players"]) == {3, 4}
+    prov = read_provenance(out.with_suffix(".parquet"))
+    assert prov["kind"] == "balance report" and prov["games"] == 3000
+    # the same inputs give the same bytes
+    first = out.read_bytes()
+    assert main(args) == 0
+    assert out.read_bytes() == first
+
+
+def test_cli_against_writes_a_diff_page(tmp_path, capsys):
+    old = tmp_path / "old.toml"
+    old.write_text("masks = 1\n")
+    out = tmp_path / "diff.html"
+    assert main(["report", "--against", str(old), "--games", "3000", "--players", "4",
+                 "--out", str(out), "--quiet", "--exploit", str(tmp_path)]) == 0
+    text = out.read_text()
+    assert "What changed" in text and "Holm" in text
+    assert "No <code>fbsim exploit</code> result was found" in text
+    df = pd.read_parquet(out.with_suffix(".parquet"))
+    assert {"old_value", "diff", "p_holm", "significant"} <= set(df.columns)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--against", "missing.toml"], "--against missing.toml: no such file"),
+    (["--players", "2..4"], "--players: table sizes are 3 to 6, got 2"),
+    (["--games", "1"], "--games: at least 2 games"),
+    (["--set", "masx=3"], "masx: unknown key"),
+    (["--against-set", "masks=-1"], "masks"),
+    (["--out", "report.txt"], "expected an .html file"),
+    (["--out", "no/such/dir/r.html"], "does not exist"),
+])
+def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys, args,
+                                                      message):
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--games", "100", "--quiet", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fbsim: error: ") and message in err and "\n" not in err
+    assert not list(tmp_path.glob("*.html")) and not list(tmp_path.glob("*.parquet"))
