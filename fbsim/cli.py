@@ -382,7 +382,8 @@ def plot_cmd(
 def report_cmd(
     rules_file: RulesOpt = None,
     against: Annotated[Path | None, typer.Option(
-        help="The old rules file to compare against (paired, same games).",
+        help="The old rules file to compare against (paired, same games); `default` for "
+             "the default rules.",
         dir_okay=False)] = None,
     set_: SetOpt = None,
     against_set: Annotated[list[str] | None, typer.Option(

@@ -59,6 +59,8 @@ class BalanceReport:
 
 
 def _load(path, sets, players: int, flag: str) -> Rules:
+    if path is not None and str(path) == "default" and not Path(path).exists():
+        path = None  # `--against default`: the default rules
     if path is not None and not Path(path).is_file():
         raise UsageError(f"{flag} {path}: no such file")
     return load_rules(path, [*sets, f"players={players}"])
@@ -77,7 +79,8 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
            ) -> BalanceReport:
     """Play `games` games per table size under `rules` (and, when `against` or
     `against_sets` is given, under the old rules on the same games) and return the report's
-    tables. `sets` apply to both rules files; `against_sets` to the old rules only."""
+    tables. `sets` apply to both rules files; `against_sets` to the old rules only;
+    `against="default"` compares with the default rules."""
     if games < 2:
         raise UsageError("--games: at least 2 games per table size are needed for intervals")
     players = list(players)

@@ -422,6 +422,7 @@ def render(rep: BalanceReport) -> str:
     name = p.get("rules_file") or "the default rules"
     if rep.paired:
         old = p.get("against_file") or "the default rules"
+        old = "the default rules" if old == "default" else old
         extra = f" with {', '.join(p['against_sets'])}" if p.get("against_sets") else ""
         title = f"Firebreak balance report: {name} against {old}{extra}"
     else:
