@@ -82,3 +82,13 @@ def test_harness_reports_broken_image_and_script_errors(tmp_path):
     messages = " ".join(e["message"] for e in result["errors"])
     assert "boom" in messages
     assert "kaboom" in messages
+
+
+def test_cli_screenshot_renders_the_written_page(tmp_path, capsys):
+    from fbsim.cli import main
+
+    out, png = tmp_path / "r.html", tmp_path / "r.png"
+    assert main(["report", "--games", "500", "--players", "3", "--out", str(out),
+                 "--screenshot", str(png), "--quiet", "--exploit", str(tmp_path)]) == 0
+    assert png.read_bytes()[:8] == PNG_SIGNATURE
+    assert str(png) in capsys.readouterr().out
