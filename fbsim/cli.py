@@ -378,7 +378,8 @@ def plot_cmd(
              "95% interval, and differences that are not significant after Holm's "
              "correction over the page are marked n.s.\n\n"
              "Every number is also written as a tidy Parquet table beside the page "
-             "(report.html -> report.parquet).")
+             "(report.html -> report.parquet). An interrupted run started again with the "
+             "same inputs skips the table sizes it had finished.")
 def report_cmd(
     rules_file: RulesOpt = None,
     against: Annotated[Path | None, typer.Option(
@@ -408,7 +409,12 @@ def report_cmd(
         dir_okay=False)] = None,
     quiet: QuietOpt = False,
 ):
-    from fbsim.experiments.balance_report import format_verdict, report, write_report
+    from fbsim.experiments.balance_report import (
+        clear_resume,
+        format_verdict,
+        report,
+        write_report,
+    )
 
     n = _games(games)
     sizes = [x for x in _players_range(players) if x is not None]
@@ -419,9 +425,14 @@ def report_cmd(
             raise UsageError(f"{flag} {path}: folder {path.parent} does not exist")
     if screenshot is not None and screenshot.suffix.lower() != ".png":
         raise UsageError(f"--screenshot {screenshot}: expected a .png file")
+    # finished table sizes are kept beside the page until it is written: an interrupted
+    # run, started again with the same inputs, skips them
+    keep = out.parent / f".{out.stem}.parts"
     rep = report(rules_file, against, n, sizes, seed, set_ or [], against_set or [], lineup,
-                 exploit, progress=_progress(quiet))
+                 exploit, progress=_progress(quiet), resume=keep,
+                 echo=lambda m: typer.echo(m, err=True))
     written = write_report(rep, out)
+    clear_resume(keep)
     typer.echo(format_verdict(rep), nl=False)
     if screenshot is not None:
         from fbsim.experiments.browser import render

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -167,3 +168,39 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err.strip()
     assert err.startswith("fbsim: error: ") and message in err and "\n" not in err
     assert not list(tmp_path.glob("*.html")) and not list(tmp_path.glob("*.parquet"))
+
+
+def test_an_interrupted_report_resumes_the_table_sizes_it_finished(tmp_path, monkeypatch):
+    keep = tmp_path / "parts"
+    want = BR.report(games=1500, players=[3, 4], against_sets=["masks=1"], exploit_dir=None)
+    real, calls = BR._play, []
+
+    def stop_at_4(rules, *args):
+        calls.append(rules.players)
+        if rules.players == 4:
+            raise KeyboardInterrupt
+        return real(rules, *args)
+
+    monkeypatch.setattr(BR, "_play", stop_at_4)
+    with pytest.raises(KeyboardInterrupt):
+        BR.report(games=1500, players=[3, 4], against_sets=["masks=1"], exploit_dir=None,
+                  resume=keep)
+    assert len(list(keep.glob("p3-*.npz"))) == 1 and not list(keep.glob("p4-*"))
+    monkeypatch.setattr(BR, "_play", lambda rules, *a: (calls.append(rules.players),
+                                                        real(rules, *a))[1])
+    calls.clear()
+    said = []
+    got = BR.report(games=1500, players=[3, 4], against_sets=["masks=1"], exploit_dir=None,
+                    resume=keep, echo=said.append)
+    assert set(calls) == {4}  # the 3-player table was not played again
+    assert said == ["resuming: 1 of 2 table sizes already played"]
+    pd.testing.assert_frame_equal(got.metrics, want.metrics)
+    for a, b in zip(got.tables, want.tables, strict=True):
+        for k in a.counts:
+            assert np.array_equal(a.counts[k], b.counts[k]), k
+    # other inputs do not reuse it
+    calls.clear()
+    BR.report(games=1500, players=[3], exploit_dir=None, resume=keep)
+    assert calls == [3]
+    BR.clear_resume(keep)
+    assert not keep.exists()

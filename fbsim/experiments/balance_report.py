@@ -75,12 +75,14 @@ def _play(rules: Rules, lineup: Lineup, seed: int, first: int, n: int) -> dict:
 def report(rules: str | Path | None = None, against: str | Path | None = None,
            games: int = DEFAULT_GAMES, players=DEFAULT_PLAYERS, seed: int = 0,
            sets=(), against_sets=(), lineup: str | None = None,
-           exploit_dir: str | Path | None = "results/exploit", progress=None
-           ) -> BalanceReport:
+           exploit_dir: str | Path | None = "results/exploit", progress=None,
+           resume: str | Path | None = None, echo=None) -> BalanceReport:
     """Play `games` games per table size under `rules` (and, when `against` or
     `against_sets` is given, under the old rules on the same games) and return the report's
     tables. `sets` apply to both rules files; `against_sets` to the old rules only;
-    `against="default"` compares with the default rules."""
+    `against="default"` compares with the default rules. `resume`: a folder where each
+    finished table size is kept, so that an interrupted run with the same inputs picks up
+    where it stopped (`clear_resume` removes it)."""
     if games < 2:
         raise UsageError("--games: at least 2 games per table size are needed for intervals")
     players = list(players)
@@ -99,31 +101,24 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     progress = progress or _NoProgress()
     started = now_iso()
     frames, tables = [], []
-    progress.start(games * len(players) * (2 if compare else 1),
+    parts = [_part_path(resume, new, old, lu, games, seed) if resume is not None else None
+             for _, new, old, lu in setups]
+    kept = [p is not None and p.is_file() for p in parts]
+    if echo and any(kept):
+        echo(f"resuming: {sum(kept)} of {len(players)} table sizes already played")
+    progress.start(games * (len(players) - sum(kept)) * (2 if compare else 1),
                    f"{len(players)} table sizes" + (", old and new rules" if compare else ""))
     try:
-        for n, new, old, lu in setups:
-            mets = B.metrics(n)
-            bt = B.BalanceTally(len(mets), paired=compare)
-            t_new, t_old = Tally(), Tally()
-            done = 0
-            while done < games:
-                m = min(BLOCK, games - done)
-                rec = _play(new, lu, seed, done, m)
-                t_new.add(rec, new, compact(rec), None)
-                progress.advance(m)
-                if compare:
-                    orec = _play(old, lu, seed, done, m)
-                    t_old.add(orec, old, compact(orec), None)
-                    progress.advance(m)
-                    bt.add(B.per_game(rec, new), B.per_game(orec, old))
-                else:
-                    bt.add(B.per_game(rec, new))
-                done += m
-            frames.append(B.table(bt, n, B.fair_shares(t_new.counts, new),
-                                  B.fair_shares(t_old.counts, old) if compare else None))
-            tables.append(TableResult(n, new, t_new.counts, old,
-                                      t_old.counts if compare else None))
+        for (n, new, old, lu), part in zip(setups, parts, strict=True):
+            if part is not None and part.is_file():
+                bt, c_new, c_old = _load_part(part, compare)
+            else:
+                bt, c_new, c_old = _play_table(new, old, lu, games, seed, progress)
+                if part is not None:
+                    _save_part(part, bt, c_new, c_old)
+            frames.append(B.table(bt, n, B.fair_shares(c_new, new),
+                                  B.fair_shares(c_old, old) if compare else None))
+            tables.append(TableResult(n, new, c_new, old, c_old))
     finally:
         progress.close()
     df = pd.concat(frames, ignore_index=True)
@@ -147,6 +142,84 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
             rep.old_exploit = find_exploit(exploit_dir, [t.old_rules for t in tables])
     rep.verdict = verdict(rep)
     return rep
+
+
+def _play_table(new: Rules, old: Rules | None, lu: Lineup, games: int, seed: int, progress):
+    """One table size: games 0..games-1 under the new (and old) rules, in blocks."""
+    bt = B.BalanceTally(len(B.metrics(new.players)), paired=old is not None)
+    t_new, t_old = Tally(), Tally()
+    done = 0
+    while done < games:
+        m = min(BLOCK, games - done)
+        rec = _play(new, lu, seed, done, m)
+        t_new.add(rec, new, compact(rec), None)
+        progress.advance(m)
+        if old is not None:
+            orec = _play(old, lu, seed, done, m)
+            t_old.add(orec, old, compact(orec), None)
+            progress.advance(m)
+            bt.add(B.per_game(rec, new), B.per_game(orec, old))
+        else:
+            bt.add(B.per_game(rec, new))
+        done += m
+    return bt, t_new.counts, (t_old.counts if old is not None else None)
+
+
+# ------------------------------------------------------------------------------ resuming
+
+
+def _part_path(folder, new: Rules, old: Rules | None, lu: Lineup, games: int,
+               seed: int) -> Path:
+    """Where a finished table size is kept: named by a digest of everything it depends on."""
+    import hashlib
+
+    from fbsim.kernel.layout import KERNEL_VERSION
+
+    doc = json.dumps({"new": rules_to_toml(new, comments=False),
+                      "old": None if old is None else rules_to_toml(old, comments=False),
+                      "lineup": lu.describe(), "games": games, "seed": seed,
+                      "kernel": KERNEL_VERSION, "metrics": [m.key for m in
+                                                            B.metrics(new.players)]},
+                     sort_keys=True)
+    return Path(folder) / f"p{new.players}-{hashlib.sha256(doc.encode()).hexdigest()[:16]}.npz"
+
+
+def _save_part(path: Path, bt: B.BalanceTally, c_new: dict, c_old: dict | None) -> None:
+    import os
+
+    import numpy as np
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {"games": np.int64(bt.games), "s1": bt.s1, "s2": bt.s2}
+    for tag, counts in (("new", c_new), ("old", c_old)):
+        for k, v in (counts or {}).items():
+            arrays[f"{tag}.{k}"] = np.asarray(v, dtype=np.int64)
+    tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.npz")
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def _load_part(path: Path, paired: bool):
+    import numpy as np
+
+    with np.load(path) as z:
+        bt = B.BalanceTally(z["s1"].shape[0], paired)
+        bt.games, bt.s1, bt.s2 = int(z["games"]), z["s1"].copy(), z["s2"].copy()
+        counts: dict[str, dict] = {"new": {}, "old": {}}
+        for key in z.files:
+            if "." in key:
+                tag, name = key.split(".", 1)
+                v = z[key]
+                counts[tag][name] = int(v) if v.ndim == 0 else v.copy()
+    return bt, counts["new"], (counts["old"] if paired else None)
+
+
+def clear_resume(folder: str | Path | None) -> None:
+    """Remove the kept table sizes of a finished report."""
+    import shutil
+
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------- exploitability
@@ -260,9 +333,10 @@ def write_report(rep: BalanceReport, path: str | Path) -> list[Path]:
     """The HTML page at `path` and every number of it as a tidy Parquet table beside it
     (same name, .parquet), each written atomically; returns both paths."""
     from fbsim.experiments.provenance import write_table
-    from fbsim.experiments.report_page import write_html
+    from fbsim.experiments.report_page import render, write_html
 
     path = Path(path)
     table = path.with_suffix(".parquet")
+    text = render(rep)  # the figures first: an interruption here leaves both files as they were
     write_table(rep.metrics, table, {**rep.provenance, "table": "balance metrics"})
-    return [write_html(rep, path), table]
+    return [write_html(rep, path, text), table]

@@ -535,10 +535,10 @@ def notes(rep: BalanceReport) -> str:
         f"<p>{t}</p>" for t in text) + "</div>"
 
 
-def write_html(rep: BalanceReport, path: str | Path) -> Path:
-    """Write the page atomically (a temporary file, then a rename)."""
+def write_html(rep: BalanceReport, path: str | Path, text: str | None = None) -> Path:
+    """Write the page (`text`, else `render(rep)`) atomically: a temporary file, renamed."""
     path = Path(path)
-    text = render(rep)
+    text = render(rep) if text is None else text
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
