@@ -206,6 +206,13 @@ def _games(text: str, flag: str = "--games") -> int:
     return int(v)
 
 
+def _parent_exists(*paths: tuple[Path | None, str]) -> None:
+    """Output files must go into an existing folder (checked before any game is played)."""
+    for path, flag in paths:
+        if path is not None and not path.parent.exists():
+            raise UsageError(f"{flag} {path}: folder {path.parent} does not exist")
+
+
 @app.command("simulate", help="Play many games of one table and print win rates with 95% "
              "Wilson intervals, collapse and everyone-loses rates, band shares, the final "
              "Dial, seat advantage, Legacy and Fog use.\n\n"
@@ -233,9 +240,7 @@ def simulate_cmd(
     from fbsim.experiments.simulate import format_report, simulate, write_metrics
 
     n = _games(games)
-    for path in (out, records):
-        if path is not None and not path.parent.exists():
-            raise UsageError(f"{path}: folder {path.parent} does not exist")
+    _parent_exists((out, "--out"), (records, "--records"))
     res = simulate(players=players, games=n, rules=rules_file, sets=set_ or [], lineup=lineup,
                    seats=seat or [], seed=seed, progress=_progress(quiet or as_json),
                    records=records)
@@ -420,9 +425,7 @@ def report_cmd(
     sizes = [x for x in _players_range(players) if x is not None]
     if out.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"--out {out}: expected an .html file")
-    for path, flag in ((out, "--out"), (screenshot, "--screenshot")):
-        if path is not None and not path.parent.exists():
-            raise UsageError(f"{flag} {path}: folder {path.parent} does not exist")
+    _parent_exists((out, "--out"), (screenshot, "--screenshot"))
     if screenshot is not None and screenshot.suffix.lower() != ".png":
         raise UsageError(f"--screenshot {screenshot}: expected a .png file")
     # finished table sizes are kept beside the page until it is written: an interrupted
