@@ -7,16 +7,18 @@ import os
 import sys
 from pathlib import Path
 
-__version__ = "0.1.0"
+from fbsim.version import __version__
+
+__all__ = ["__version__", "simulate", "sweep", "report"]
 
 
 # the modules numba compiles, and those whose constants compiled code reads
-_COMPILED = ("layout.py", "jit.py", "rng.py", "policies", "kernel")
+_COMPILED = ("game", "policies", "kernel")
 
 
 def _source_digest() -> str:
     # numba's on-disk cache tracks only the file of each jitted function, not the constants
-    # it imports from other modules (fbsim.layout); keying the cache directory on a digest
+    # it imports from other modules (fbsim.game.layout); keying the cache directory on a digest
     # of the compiled sources keeps a stale compiled bot or kernel from ever being loaded.
     h = hashlib.sha256()
     root = Path(__file__).parent
@@ -38,15 +40,15 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
 def __getattr__(name: str):
     # the Python API, imported on first use (importing fbsim stays cheap)
     if name == "simulate":
-        from fbsim.experiments.simulate import simulate
+        from fbsim.experiments.run.simulate import simulate
 
         return simulate
     if name == "sweep":
-        from fbsim.experiments.sweep import sweep
+        from fbsim.experiments.run.sweep import sweep
 
         return sweep
     if name == "report":
-        from fbsim.experiments.balance_report import report
+        from fbsim.experiments.report.model import report
 
         return report
     raise AttributeError(f"module 'fbsim' has no attribute {name!r}")

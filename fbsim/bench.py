@@ -12,8 +12,8 @@ import time
 
 import numba
 
+from fbsim.game.lineup import Lineup
 from fbsim.kernel import simulate
-from fbsim.lineup import Lineup
 from fbsim.reference.engine import play_game
 from fbsim.rules import Rules, load_rules
 
@@ -96,9 +96,9 @@ def sweep_rates(players, games: int, workers: int, scheduler: str | None = None,
     """Games per second of a one-point sweep (the sweep path: records, pairing, tables)
     in-process and through a Dask cluster (a new local one of `workers` processes, or the
     one at `scheduler`), measured one after the other on the same spec."""
-    from fbsim.experiments.distributed import default_task_games, open_client, prepare
-    from fbsim.experiments.spec import SweepSpec
-    from fbsim.experiments.sweep import run_sweep, same_tables
+    from fbsim.experiments.run.cluster import default_task_games, open_client, prepare
+    from fbsim.experiments.run.spec import SweepSpec
+    from fbsim.experiments.run.sweep import run_sweep, same_tables
     from fbsim.rules import parse_set
 
     out: dict = {"games": games, "workers": workers, "scheduler": scheduler, "players": {}}

@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from fbsim import __version__
 from fbsim.errors import FbsimError, UsageError
+from fbsim.version import __version__
 
 app = typer.Typer(
     name="fbsim",
@@ -76,7 +76,7 @@ def rules_cmd(rules_file: RulesOpt = None, set_: SetOpt = None,
 @app.command("bots")
 def bots_cmd(rules_file: RulesOpt = None, set_: SetOpt = None):
     """List the bots and their parameters (set them with --set bots.NAME.PARAM=VALUE)."""
-    from fbsim.lineup import DEFAULT_BY_AGENDA
+    from fbsim.game.lineup import DEFAULT_BY_AGENDA
     from fbsim.policies import registry
 
     rules = _rules(rules_file, set_)
@@ -115,7 +115,7 @@ def replay_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
-    from fbsim.lineup import parse_lineup
+    from fbsim.game.lineup import parse_lineup
     from fbsim.reference.engine import play_game
     from fbsim.reference.narrate import narrate
 
@@ -189,7 +189,7 @@ def bench_cmd(
 def _progress(quiet: bool):
     if quiet:
         return None
-    from fbsim.experiments.progress import RichProgress
+    from fbsim.experiments.run.progress import RichProgress
 
     return RichProgress()
 
@@ -237,7 +237,7 @@ def simulate_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
-    from fbsim.experiments.simulate import format_report, simulate, write_metrics
+    from fbsim.experiments.run.simulate import format_report, simulate, write_metrics
 
     n = _games(games)
     _parent_exists((out, "--out"), (records, "--records"))
@@ -305,8 +305,8 @@ def sweep_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
-    from fbsim.experiments.spec import SweepSpec, load_spec, parse_vary, players_list
-    from fbsim.experiments.sweep import run_sweep
+    from fbsim.experiments.run.spec import SweepSpec, load_spec, parse_vary, players_list
+    from fbsim.experiments.run.sweep import run_sweep
     from fbsim.rules import parse_set
 
     spec = load_spec(spec_file) if spec_file is not None else SweepSpec(
@@ -340,7 +340,7 @@ def sweep_cmd(
     if max_games is not None:
         spec.max_games = _games(max_games, "--max-games")
     echo = None if as_json and quiet else (lambda m: typer.echo(m, err=True))
-    from fbsim.experiments.distributed import open_client
+    from fbsim.experiments.run.cluster import open_client
 
     with open_client(scheduler, workers) as (client, threads):
         res = run_sweep(spec, out, progress=_progress(quiet), force=force, echo=echo,
@@ -350,7 +350,7 @@ def sweep_cmd(
     if as_json:
         typer.echo(json.dumps(res.summary(), indent=1))
     else:
-        from fbsim.experiments.report import format_sweep
+        from fbsim.experiments.report.text import format_sweep
 
         typer.echo(format_sweep(res), nl=False)
 
@@ -366,7 +366,7 @@ def plot_cmd(
     x: Annotated[str | None, typer.Option(
         help="The parameter on the x axis (default: the first varied one).")] = None,
 ):
-    from fbsim.experiments.plots import plot_dataset
+    from fbsim.experiments.report.plots import plot_dataset
 
     for path in plot_dataset(results, out, x=x):
         typer.echo(str(path))
@@ -414,12 +414,8 @@ def report_cmd(
         dir_okay=False)] = None,
     quiet: QuietOpt = False,
 ):
-    from fbsim.experiments.balance_report import (
-        clear_resume,
-        format_verdict,
-        report,
-        write_report,
-    )
+    from fbsim.experiments.report.model import clear_resume, format_verdict, report
+    from fbsim.experiments.report.page import write_report
 
     n = _games(games)
     sizes = [x for x in _players_range(players) if x is not None]
@@ -438,7 +434,7 @@ def report_cmd(
     clear_resume(keep)
     typer.echo(format_verdict(rep), nl=False)
     if screenshot is not None:
-        from fbsim.experiments.browser import render
+        from fbsim.experiments.report.browser import render
 
         shot = render(out, screenshot)
         if shot["errors"] or not shot["figures_loaded"]:
@@ -466,8 +462,8 @@ def experiment_cmd(
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
 ):
-    from fbsim.experiments import registry as xreg
-    from fbsim.experiments.distributed import open_client
+    from fbsim.experiments.catalog import registry as xreg
+    from fbsim.experiments.run.cluster import open_client
 
     exps = xreg.experiments()
     if list_:
@@ -527,11 +523,17 @@ def exploit_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
-    from fbsim import layout as L
-    from fbsim.experiments.distributed import open_client
-    from fbsim.experiments.exploit import exploit, fair_share, format_result, run_all, write_result
-    from fbsim.experiments.provenance import now_iso
-    from fbsim.lineup import parse_lineup
+    from fbsim.experiments.run.cluster import open_client
+    from fbsim.experiments.run.provenance import now_iso
+    from fbsim.experiments.search.exploit import (
+        exploit,
+        fair_share,
+        format_result,
+        run_all,
+        write_result,
+    )
+    from fbsim.game import layout as L
+    from fbsim.game.lineup import parse_lineup
     from fbsim.rules import parse_set, rules_to_toml
 
     sizes = [n for n in _players_range(players) if n is not None]
@@ -593,9 +595,9 @@ def tune_cmd(
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
 ):
-    from fbsim.experiments.distributed import open_client
-    from fbsim.experiments.provenance import now_iso
-    from fbsim.experiments.tune import load_tune_spec, tune, write_tune
+    from fbsim.experiments.run.cluster import open_client
+    from fbsim.experiments.run.provenance import now_iso
+    from fbsim.experiments.search.tune import load_tune_spec, tune, write_tune
 
     spec = load_tune_spec(target)
     started = now_iso()

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fbsim import layout as L
-from fbsim.lineup import Lineup
+from fbsim.game import layout as L
+from fbsim.game.lineup import Lineup
 from fbsim.policies import bot_names, registry
 from fbsim.rules import Rules, load_rules
 

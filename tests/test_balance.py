@@ -1,4 +1,5 @@
-"""The report's metrics (fbsim.experiments.balance): per-game values against the kernel's own
+"""The report's metrics (fbsim.experiments.metrics.balance): per-game values against the
+kernel's own
 counters and the reference engine, exact merging of integer moments, the delta-method and
 paired intervals against direct computation, Holm's correction, and the per-round Dial
 histograms of the kernel's aggregates against reference-engine games."""
@@ -12,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fbsim import layout as L
-from fbsim.experiments import balance as B
-from fbsim.experiments.stats import Z95, hist_quantile, paired
+from fbsim.experiments.metrics import balance as B
+from fbsim.experiments.metrics.stats import Z95, hist_quantile, paired
+from fbsim.game import layout as L
+from fbsim.game.lineup import Lineup, parse_lineup
 from fbsim.kernel import aggregate_records, simulate
 from fbsim.kernel.layout import DIAL_HIST_LO
-from fbsim.lineup import Lineup, parse_lineup
 from fbsim.reference.engine import play_game
 from fbsim.rules import load_rules
 

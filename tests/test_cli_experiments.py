@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from fbsim import simulate as api_simulate
 from fbsim.cli import app, main
-from fbsim.experiments.provenance import read_provenance
+from fbsim.experiments.run.provenance import read_provenance
 from fbsim.kernel import simulate as kernel_simulate
 from fbsim.rules import load_rules
 
@@ -44,7 +44,7 @@ def test_simulate_json_matches_the_kernel_and_the_api(tmp_path):
                "--set", "masks=3", "--seat", "1=hoarder")
     doc = json.loads(r.stdout)
     rules = load_rules(sets=["masks=3", "players=4"])
-    from fbsim.lineup import Lineup
+    from fbsim.game.lineup import Lineup
 
     agg = kernel_simulate(rules, Lineup(seats={1: "hoarder"}), 2, 1500, records=False)
     got = {w["name"]: w["wins"] for w in doc["win_rates"] if w["kind"] == "agenda"}

@@ -10,10 +10,11 @@ import time
 
 import pytest
 
-from fbsim.experiments.distributed import Task, open_client, tally_range
-from fbsim.experiments.spec import SweepSpec, build_points
-from fbsim.experiments.sweep import TABLES, run_sweep, same_tables
-from fbsim.experiments.tally import Tally
+from fbsim.experiments.metrics.tally import Tally
+from fbsim.experiments.run.cluster import open_client
+from fbsim.experiments.run.runner import Task, count_task
+from fbsim.experiments.run.spec import SweepSpec, build_points
+from fbsim.experiments.run.sweep import TABLES, run_sweep, same_tables
 
 
 @pytest.fixture(autouse=True)
@@ -40,8 +41,8 @@ def _spec(**kw):
 def test_tasks_split_across_a_point_merge_exactly():
     spec = SweepSpec(games=5000, seed=8, players=[4], vary={"masks": [2, 3]})
     _, (b, p) = build_points(spec)
-    whole = tally_range(Task(8, 0, 5000, b, (b, p)))
-    parts = [tally_range(Task(8, a, n, b, (b, p))) for a, n in ((0, 1234), (1234, 3000),
+    whole = count_task(Task(8, 0, 5000, b, (b, p)))
+    parts = [count_task(Task(8, a, n, b, (b, p))) for a, n in ((0, 1234), (1234, 3000),
                                                                (4234, 766))]
     for idx in (0, 1):
         merged = Tally()

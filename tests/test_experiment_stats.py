@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fbsim.experiments.stats import hist_quantile, paired, unpaired, wilson
+from fbsim.experiments.metrics.stats import hist_quantile, paired, unpaired, wilson
 
 # scipy.stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
 SCIPY_WILSON = [

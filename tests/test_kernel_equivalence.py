@@ -54,7 +54,7 @@ def test_kernel_equals_reference_long(data):
 def test_tunable_bot_in_every_seat_equals_reference(data):
     """The tunable bot (the search space of fbsim exploit) at every seat, with its parameters
     drawn anywhere in their ranges, plays exactly the same games in both engines."""
-    from fbsim.lineup import Lineup
+    from fbsim.game.lineup import Lineup
 
     rules = data.draw(rules_st(), label="rules")
     lineup = Lineup({a: "tunable" for a in ("steward", "opportunist", "accelerationist")})

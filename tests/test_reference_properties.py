@@ -24,8 +24,8 @@ import pytest
 from hypothesis import Phase, given, reject, settings
 from hypothesis import strategies as st
 
-from fbsim import layout as L
-from fbsim.lineup import Lineup, parse_lineup
+from fbsim.game import layout as L
+from fbsim.game.lineup import Lineup, parse_lineup
 from fbsim.policies import registry
 from fbsim.reference import engine as E
 from fbsim.reference.record import GameRecord, make_record

@@ -13,8 +13,8 @@ import copy
 import numpy as np
 import pytest
 
-from fbsim import layout as L
 from fbsim.errors import ConfigError, ScriptError
+from fbsim.game import layout as L
 from fbsim.policies import bot_names
 from fbsim.policies.scripted import ScriptedPolicy
 from fbsim.reference import engine

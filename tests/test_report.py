@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 
 from fbsim.cli import main
-from fbsim.experiments import balance_report as BR
-from fbsim.experiments.provenance import read_provenance
-from fbsim.experiments.report_page import render, trajectory
+from fbsim.experiments.report import model as BR
+from fbsim.experiments.report.page import render, trajectory
+from fbsim.experiments.run import runner
+from fbsim.experiments.run.provenance import read_provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPLOIT = ROOT / "results" / "exploit"
@@ -173,21 +174,21 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, monkeypatch, cap
 def test_an_interrupted_report_resumes_the_table_sizes_it_finished(tmp_path, monkeypatch):
     keep = tmp_path / "parts"
     want = BR.report(games=1500, players=[3, 4], against_sets=["masks=1"], exploit_dir=None)
-    real, calls = BR._play, []
+    real, calls = runner.play, []
 
-    def stop_at_4(rules, *args):
-        calls.append(rules.players)
-        if rules.players == 4:
+    def stop_at_4(arm, *args):
+        calls.append(arm.rules.players)
+        if arm.rules.players == 4:
             raise KeyboardInterrupt
-        return real(rules, *args)
+        return real(arm, *args)
 
-    monkeypatch.setattr(BR, "_play", stop_at_4)
+    monkeypatch.setattr(runner, "play", stop_at_4)
     with pytest.raises(KeyboardInterrupt):
         BR.report(games=1500, players=[3, 4], against_sets=["masks=1"], exploit_dir=None,
                   resume=keep)
     assert len(list(keep.glob("p3-*.npz"))) == 1 and not list(keep.glob("p4-*"))
-    monkeypatch.setattr(BR, "_play", lambda rules, *a: (calls.append(rules.players),
-                                                        real(rules, *a))[1])
+    monkeypatch.setattr(runner, "play", lambda arm, *a: (calls.append(arm.rules.players),
+                                                         real(arm, *a))[1])
     calls.clear()
     said = []
     got = BR.report(games=1500, players=[3, 4], against_sets=["masks=1"], exploit_dir=None,

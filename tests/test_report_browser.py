@@ -17,7 +17,7 @@ import struct
 
 import pytest
 
-from fbsim.experiments.browser import render
+from fbsim.experiments.report.browser import render
 
 pytestmark = pytest.mark.slow  # each page takes a Chromium start (about 2-4 s)
 
@@ -28,8 +28,8 @@ DEFAULT_WINDOW_HEIGHT = 1000
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     """The report and the diff report, written as HTML and rendered once each."""
-    from fbsim.experiments.balance_report import report
-    from fbsim.experiments.report_page import write_html
+    from fbsim.experiments.report.model import report
+    from fbsim.experiments.report.page import write_html
 
     folder = tmp_path_factory.mktemp("report_browser")
     rendered = {}

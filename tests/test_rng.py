@@ -14,10 +14,10 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fbsim import rng
-from fbsim.lineup import parse_lineup
+from fbsim.game import rng
+from fbsim.game.lineup import parse_lineup
+from fbsim.game.rng import below, draw, shuffle_in_place
 from fbsim.reference.engine import play_game
-from fbsim.rng import below, draw, shuffle_in_place
 from fbsim.rules import load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,8 +118,8 @@ GAMES = [  # players, lineup, seat overrides, seed, game index
 SCRIPT = """
 import json, sys
 import numba
-from fbsim import rng
-from fbsim.lineup import parse_lineup
+from fbsim.game import rng
+from fbsim.game.lineup import parse_lineup
 from fbsim.reference.engine import play_game
 from fbsim.rules import load_rules
 

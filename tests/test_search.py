@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from fbsim.cli import main
-from fbsim.experiments.exploit import exploit
-from fbsim.experiments.provenance import read_provenance
-from fbsim.experiments.search import Dim, cem
-from fbsim.experiments.sweep import run_sweep
-from fbsim.experiments.tune import losses, tune, tune_spec_from_dict, write_tune
+from fbsim.experiments.run.provenance import read_provenance
+from fbsim.experiments.run.sweep import run_sweep
+from fbsim.experiments.search.cem import Dim, cem
+from fbsim.experiments.search.exploit import exploit
+from fbsim.experiments.search.tune import losses, tune, tune_spec_from_dict, write_tune
 
 
 def test_cem_finds_a_known_optimum_of_a_noisy_objective():
@@ -67,7 +67,7 @@ def test_tune_recovers_the_best_value_of_a_fine_sweep(tmp_path):
     spec = tune_spec_from_dict(doc)
     res = tune(spec, tmp_path / "tune")
     # the fine sweep: every value, on the confirmation's games
-    from fbsim.experiments.tune import _sweep_spec
+    from fbsim.experiments.search.tune import _sweep_spec
 
     values = [{"baseline_offset": v} for v in range(-4, 7)]
     fine = run_sweep(_sweep_spec(spec, values, 10_000, spec.seed + 90_000), tmp_path / "fine")

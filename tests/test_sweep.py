@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fbsim import layout as L
-from fbsim.experiments import sweep as sweep_mod
-from fbsim.experiments.provenance import read_provenance
-from fbsim.experiments.spec import (
+from fbsim.experiments.metrics.stats import unpaired, wilson
+from fbsim.experiments.run import sweep as sweep_mod
+from fbsim.experiments.run.provenance import read_provenance
+from fbsim.experiments.run.spec import (
     SpecError,
     SweepSpec,
     build_points,
@@ -26,10 +26,10 @@ from fbsim.experiments.spec import (
     parse_values,
     spec_from_dict,
 )
-from fbsim.experiments.stats import unpaired, wilson
-from fbsim.experiments.sweep import TABLES, load, run_sweep
+from fbsim.experiments.run.sweep import TABLES, load, run_sweep
+from fbsim.game import layout as L
+from fbsim.game.lineup import Lineup
 from fbsim.kernel import simulate
-from fbsim.lineup import Lineup
 from fbsim.rules import load_rules, rules_from_toml, rules_hash
 
 ROOT = Path(__file__).resolve().parents[1]

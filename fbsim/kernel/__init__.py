@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from fbsim import layout as L
 from fbsim.errors import FbsimError, UsageError
+from fbsim.game import layout as L
+from fbsim.game.lineup import Lineup
 from fbsim.kernel import layout as KL
 from fbsim.kernel.layout import ERR_RULES, GAME_FIELDS, KERNEL_VERSION, SEAT_FIELDS
-from fbsim.lineup import Lineup
 from fbsim.rules import Rules, rules_vector
 
 __all__ = ["simulate", "aggregate_records", "aggregate_names", "KERNEL_VERSION", "GAME_FIELDS",
            "SEAT_FIELDS"]
 
 
-def _bot_arrays(rules: Rules, lineup: Lineup):
+def bot_arrays(rules: Rules, lineup: Lineup):
     from fbsim.kernel.dispatch import compiled_bots
     from fbsim.policies import registry
 
@@ -61,7 +61,7 @@ def simulate(rules: Rules, lineup: Lineup | None = None, seed: int = 0, n_games:
     if n_games < 0 or first_game < 0 or seed < 0:
         raise UsageError("n_games, first_game and seed must be >= 0")
     R = rules_vector(rules)
-    P, by_agenda, seat_bot = _bot_arrays(rules, lineup)
+    P, by_agenda, seat_bot = bot_arrays(rules, lineup)
     chunk = max(1, int(chunk))
     if records:
         return _records(rules, R, P, by_agenda, seat_bot, seed, first_game, n_games, chunk)
@@ -102,7 +102,7 @@ def _records(rules, R, P, by_agenda, seat_bot, seed, first_game, n_games, chunk)
 
 
 AGGREGATE_FIELDS = {
-    # name: (first index, length); arrays are indexed as in fbsim.layout
+    # name: (first index, length); arrays are indexed as in fbsim.game.layout
     "games": (KL.AC_GAMES, 0), "ends": (KL.AC_END, 3), "bands": (KL.AC_BAND, 4),
     "wins_agenda": (KL.AC_WIN_AGENDA, 3), "nobody": (KL.AC_NOBODY, 0),
     "wins_seat": (KL.AC_WIN_SEAT, L.MAX_PLAYERS), "wins_bot": (KL.AC_WIN_BOT, KL.MAX_BOTS),

@@ -11,7 +11,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from fbsim import layout as L
+from fbsim.game import layout as L
+from fbsim.game.legal import commit_is_legal
+from fbsim.game.public import band_of, project_world
+from fbsim.game.rng import shuffle_in_place
 from fbsim.kernel import dispatch
 from fbsim.kernel import layout as KL
 from fbsim.kernel.layout import (
@@ -59,10 +62,8 @@ from fbsim.kernel.layout import (
     S_WORKS,
     S_WORKS_T,
 )
-from fbsim.policies.common import commit_is_legal, project_world
-from fbsim.rng import shuffle_in_place
 
-# the step functions never allocate (see fbsim.jit.shared): no reference counting
+# the step functions never allocate (see fbsim.game.jit.shared): no reference counting
 jit = njit(cache=True, nogil=True, _nrt=False)
 
 A = L.ASSET_STRIDE
@@ -452,18 +453,6 @@ def end_round(V, S, n):
 
 
 # --------------------------------------------------------------------------- scoring
-
-
-@jit
-def band_of(R, dial):
-    """R-E2."""
-    if dial >= R[L.R_COLLAPSE]:
-        return L.COLLAPSE
-    if dial >= R[L.R_EXTREME]:
-        return L.EXTREME
-    if dial >= R[L.R_SEVERE]:
-        return L.SEVERE
-    return L.WARMING
 
 
 @jit

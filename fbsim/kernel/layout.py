@@ -2,7 +2,7 @@
 
 Each game in flight holds two int64 rows, allocated once per chunk of games and reused:
 
-- its public view `V` (layout `fbsim.layout.V_*`), kept up to date as the game goes, into
+- its public view `V` (layout `fbsim.game.layout.V_*`), kept up to date as the game goes, into
   which the deciding seat's private fields are written just before a bot is asked (the same
   vector the reference engine builds from scratch);
 - its hidden state `S` (indices `S_*` below): Capital, Agendas, Masks, commitments, claims.
@@ -12,7 +12,7 @@ Per-game results go to one output array per record field (struct of arrays over 
 
 from __future__ import annotations
 
-from fbsim import layout as L
+from fbsim.game import layout as L
 
 KERNEL_VERSION = 2  # 2: the Dial at the end of every round (records and aggregates)
 

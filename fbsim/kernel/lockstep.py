@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fbsim import layout as L
+from fbsim.game import layout as L
+from fbsim.game.lineup import Lineup
 from fbsim.kernel import engine as K
 from fbsim.kernel.layout import S_SIZE
-from fbsim.lineup import Lineup
 from fbsim.reference import engine as E
 from fbsim.reference.view import player_view
 from fbsim.rules import Rules, rules_vector
@@ -68,12 +68,12 @@ def kernel_view(V, S, s, decision):
 
 def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) -> str | None:
     """Play game `game` in both engines step by step; describe the first difference."""
-    from fbsim.kernel import _bot_arrays
+    from fbsim.kernel import bot_arrays
 
     lineup = lineup or Lineup()
     n = rules.players
     R = rules_vector(rules)
-    P, by_agenda, seat_bot = _bot_arrays(rules, lineup)
+    P, by_agenda, seat_bot = bot_arrays(rules, lineup)
     deck_total = sum(a.count for a in rules.assets.values())
     V = np.zeros(L.V_SIZE, dtype=np.int64)
     S = np.zeros(S_SIZE, dtype=np.int64)

@@ -1,4 +1,5 @@
-"""What bots share: reading the rules and view vectors, projecting the Dial, legal moves.
+"""What bots share: heuristics over the rules vector and the deciding player's view (the
+rules' own predicates are in `fbsim.game.public` and `fbsim.game.legal`).
 
 Every function here is `shared` (compiled by numba, also valid plain Python) and reads only
 the rules vector R and the deciding player's view V.
@@ -6,97 +7,11 @@ the rules vector R and the deciding player's view V.
 
 from __future__ import annotations
 
-from fbsim import layout as L
-from fbsim.jit import shared
-from fbsim.rng import below
-
-
-@shared
-def asset_field(R, kind, f):
-    return R[L.R_ASSET + kind * L.ASSET_STRIDE + f]
-
-
-@shared
-def owned(V, seat, kind):
-    return V[L.V_OWNED + seat * L.MAX_KINDS + kind]
-
-
-@shared
-def my_burn_pay(R, V):
-    """R-V3/R-A5: what one open BURN pays the deciding player."""
-    if V[L.V_REVEALED_AGENDA + V[L.V_SEAT]] == L.ACCELERATIONIST:
-        return R[L.R_BURN_PAY_REVEALED]
-    return R[L.R_BURN_PAY]
-
-
-@shared
-def commit_is_legal(R, V, works, cool, burn, mcool, mburn):
-    """R-C1..R-C3 for the deciding player."""
-    if works < 0 or cool < 0 or burn < 0 or works + cool + burn != R[L.R_AGENTS]:
-        return False  # R-C1
-    if mcool < 0 or mburn < 0 or mcool > cool or mburn > burn:
-        return False  # R-C2
-    if mcool + mburn > V[L.V_MY_MASKS]:
-        return False  # R-C2
-    open_burn = burn - mburn
-    # R-C3: cooling is charged from Capital now plus open-burn pay only
-    return cool * R[L.R_COOL_COST] <= V[L.V_MY_CAPITAL] + open_burn * my_burn_pay(R, V)
-
-
-@shared
-def can_buy(R, V, slot):
-    """R-V6: the card in `slot` is affordable with free WORKS and Capital now."""
-    if slot < 0 or slot >= R[L.R_MARKET_SIZE]:
-        return False
-    kind = V[L.V_MARKET + slot]
-    if kind < 0:
-        return False
-    if V[L.V_MY_FREE_WORKS] < R[L.R_PURCHASE_LABOUR]:
-        return False
-    return V[L.V_MY_CAPITAL] >= asset_field(R, kind, L.A_PRICE)
-
-
-@shared
-def is_eligible(V, seat):
-    return V[L.V_ELIGIBLE + seat] == 1
-
-
-@shared
-def table_asset_ppm(R, V):
-    """Ongoing ppm of every owned asset at the table (R-W2), public (the view holds it as
-    V_TABLE_PPM)."""
-    total = 0
-    for s in range(R[L.R_PLAYERS]):
-        for k in range(R[L.R_N_KINDS]):
-            total += owned(V, s, k) * asset_field(R, k, L.A_PPM)
-    return total
-
-
-@shared
-def project_world(R, V):
-    """The Dial after the remaining world turns if nobody commits another chip.
-
-    Uses only public information: baselines, flipped tokens (flipping more as the
-    projection crosses their thresholds, R-W3) and the ppm of owned assets.
-    """
-    dial = V[L.V_DIAL]
-    n_tokens = R[L.R_N_TOKENS]
-    flipped = 0  # bit t: token t is flipped (no allocation: this runs in the kernel's loop)
-    n_flipped = 0
-    for t in range(n_tokens):
-        if V[L.V_FLIPPED + t] == 1:
-            flipped |= 1 << t
-            n_flipped += 1
-    ppm = V[L.V_TABLE_PPM]
-    for r in range(V[L.V_ROUND], R[L.R_ROUNDS]):  # world turns of rounds round+1 .. last
-        dial += R[L.R_BASELINE + r] + R[L.R_BASELINE_OFFSET]
-        dial += n_flipped * R[L.R_TOKEN_PENALTY] + ppm
-        if n_flipped < n_tokens:
-            for t in range(n_tokens):
-                if (flipped >> t) & 1 == 0 and dial >= R[L.R_TOKEN_THRESHOLD + t]:
-                    flipped |= 1 << t
-                    n_flipped += 1
-    return dial
+from fbsim.game import layout as L
+from fbsim.game.jit import shared
+from fbsim.game.legal import can_buy, commit_is_legal, is_eligible
+from fbsim.game.public import asset_field, my_burn_pay
+from fbsim.game.rng import below
 
 
 @shared

@@ -10,8 +10,8 @@ else it pays.
 
 from __future__ import annotations
 
-from fbsim import layout as L
-from fbsim.jit import shared
+from fbsim.game import layout as L
+from fbsim.game.jit import shared
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
     cheapest_slot,

@@ -5,8 +5,8 @@ Abstains at Accusations and reveals when cornered (revealing keeps the hoard).
 
 from __future__ import annotations
 
-from fbsim import layout as L
-from fbsim.jit import shared
+from fbsim.game import layout as L
+from fbsim.game.jit import shared
 from fbsim.policies import BotSpec
 
 

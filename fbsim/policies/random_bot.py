@@ -6,11 +6,12 @@ counter), so a random game replays exactly.
 
 from __future__ import annotations
 
-from fbsim import layout as L
-from fbsim.jit import shared
+from fbsim.game import layout as L
+from fbsim.game.jit import shared
+from fbsim.game.legal import can_buy, is_eligible
+from fbsim.game.rng import below
 from fbsim.policies import BotSpec
-from fbsim.policies.common import can_buy, is_eligible, uniform_legal_commit
-from fbsim.rng import below
+from fbsim.policies.common import uniform_legal_commit
 
 
 @shared

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fbsim import layout as L
 from fbsim.errors import ScriptError, UsageError
+from fbsim.game import layout as L
 from fbsim.policies import BotSpec
 
 

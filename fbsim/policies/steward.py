@@ -9,8 +9,8 @@ Buys cooling assets (Carbon Sinks), points at the most open burner, reveals when
 
 from __future__ import annotations
 
-from fbsim import layout as L
-from fbsim.jit import shared
+from fbsim.game import layout as L
+from fbsim.game.jit import shared
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
     ceil_div_pos,

@@ -19,15 +19,15 @@ burn_floor 3, mask_burns 1, greed 1, cornered 2); hoarder (chips 0/0, payback 99
 
 from __future__ import annotations
 
-from fbsim import layout as L
-from fbsim.jit import shared
+from fbsim.game import layout as L
+from fbsim.game.jit import shared
+from fbsim.game.legal import commit_is_legal
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
     ceil_div_pos,
     cheapest_slot,
     chip_rounds_left,
     clamp,
-    commit_is_legal,
     greedy_claim,
     mask_split,
     max_affordable_cool,

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fbsim import layout as L
 from fbsim.errors import IllegalDecision
-from fbsim.lineup import Lineup
+from fbsim.game import layout as L
+from fbsim.game.lineup import Lineup
+from fbsim.game.public import band_of
+from fbsim.game.rng import shuffle_in_place
 from fbsim.policies import registry
 from fbsim.reference.record import GameRecord, make_record
 from fbsim.reference.state import BANK, POT, Commitment, Game, Seat, move_dial, transfer
 from fbsim.reference.view import player_view
-from fbsim.rng import shuffle_in_place
 from fbsim.rules import Rules, rules_vector
 
 # ------------------------------------------------------------------------------ policies
@@ -426,17 +427,6 @@ def end_round(g: Game) -> None:
 
 
 # ------------------------------------------------------------------------------ scoring
-
-
-def band_of(R: np.ndarray, dial: int) -> int:
-    """R-E2."""
-    if dial >= R[L.R_COLLAPSE]:
-        return L.COLLAPSE
-    if dial >= R[L.R_EXTREME]:
-        return L.EXTREME
-    if dial >= R[L.R_SEVERE]:
-        return L.SEVERE
-    return L.WARMING
 
 
 def agenda_bonus(R: np.ndarray, agenda: int, band: int, dial: int, owned: list[int]) -> int:

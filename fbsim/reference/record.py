@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fbsim import layout as L
+from fbsim.game import layout as L
+from fbsim.game.public import band_of
 from fbsim.reference.state import Game
 
 
@@ -82,8 +83,6 @@ def make_record(g: Game) -> GameRecord:
             assets={names[k]: c for k, c in enumerate(s.owned)}, pointed_at=s.pointed_at,
             cornered=s.cornered, revealed=int(s.revealed), paid=s.paid)
         for s in g.seats)
-    from fbsim.reference.engine import band_of
-
     return GameRecord(
         seed=g.seed, game=g.game_index, players=g.n, rounds_played=g.round,
         end=L.END_NAMES[g.end], final_dial=g.dial, band=L.BAND_NAMES[band_of(g.R, g.dial)],

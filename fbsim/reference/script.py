@@ -32,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from fbsim import layout as L
 from fbsim.errors import ScriptError
+from fbsim.game import layout as L
+from fbsim.game.rng import shuffle_in_place
 from fbsim.policies.scripted import ScriptedPolicy
 from fbsim.reference.engine import bind_policy, run, setup
 from fbsim.reference.record import GameRecord, make_record
-from fbsim.rng import shuffle_in_place
 from fbsim.rules import Rules, load_rules, rules_vector
 
 TOP_KEYS = {"players", "agendas", "deck", "seed", "fallback", "rules", "rounds", "title"}
@@ -135,7 +135,7 @@ def prepare(doc: dict[str, Any], base: Rules | None = None):
                 plans[s][r] = entry
     fallback = doc.get("fallback")
     if fallback is not None:
-        from fbsim.lineup import parse_lineup
+        from fbsim.game.lineup import parse_lineup
 
         parse_lineup(fallback)  # checks the name
     return rules, agendas, deck, plans, fallback

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fbsim import layout as L
+from fbsim.game import layout as L
 from fbsim.rules import Rules
 
 BANK = "bank"

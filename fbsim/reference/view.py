@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fbsim import layout as L
-from fbsim.policies.common import project_world, table_asset_ppm
+from fbsim.game import layout as L
+from fbsim.game.public import project_world, table_asset_ppm
 from fbsim.reference.state import Game
 
 
@@ -57,7 +57,7 @@ def public_view(g: Game, decision: int) -> np.ndarray:
 
 def player_view(g: Game, seat: int, decision: int, accusers: int = 0,
                 corner_cost: int = 0) -> np.ndarray:
-    """The view of `seat` when asked `decision` (one of `fbsim.layout.DP_*`)."""
+    """The view of `seat` when asked `decision` (one of `fbsim.game.layout.DP_*`)."""
     V = public_view(g, decision)
     me = g.seats[seat]
     V[L.V_SEAT] = seat

@@ -1,7 +1,7 @@
 """Default rules and the default lineup at every table size."""
 
-from fbsim.experiments.findings import agenda_line, collapse_line
-from fbsim.experiments.spec import SweepSpec
+from fbsim.experiments.report.findings import agenda_line, collapse_line
+from fbsim.experiments.run.spec import SweepSpec
 
 NAME = "baseline"
 SUMMARY = "default rules, default lineup, 3 to 6 players"

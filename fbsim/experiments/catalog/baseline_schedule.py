@@ -1,8 +1,8 @@
 """The baseline schedule (D1) shifted by a per-round offset: how hot must the world run
 before it collapses, and how does the balance of the Agendas move with it?"""
 
-from fbsim.experiments.findings import by_size_sweep
-from fbsim.experiments.spec import SweepSpec
+from fbsim.experiments.report.findings import by_size_sweep
+from fbsim.experiments.run.spec import SweepSpec
 
 NAME = "baseline-schedule"
 SUMMARY = "baseline offset -4..+10 ppm per round (collapse and Agenda balance)"

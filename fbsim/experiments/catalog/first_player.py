@@ -1,8 +1,8 @@
 """Seat win rates with and without the staggered Capital (R-S3), which exists to offset the
 first player's advantage."""
 
-from fbsim.experiments.findings import seat_lines
-from fbsim.experiments.spec import SweepSpec
+from fbsim.experiments.report.findings import seat_lines
+from fbsim.experiments.run.spec import SweepSpec
 
 NAME = "first-player"
 SUMMARY = "seat win rates with and without staggered Capital (stagger 0, 1, 2)"

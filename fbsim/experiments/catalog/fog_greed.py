@@ -1,8 +1,8 @@
 """The Fog-grabber's greed, from honest (claims only its own masked-burn money) to taking the
 whole pot: does the unaudited pot reward over-claiming?"""
 
-from fbsim.experiments.findings import by_size_sweep
-from fbsim.experiments.spec import SweepSpec
+from fbsim.experiments.report.findings import by_size_sweep
+from fbsim.experiments.run.spec import SweepSpec
 
 NAME = "fog-greed"
 SUMMARY = "Fog-grabber greed from 0 (honest) to 1 (whole pot)"

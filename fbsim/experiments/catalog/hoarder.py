@@ -1,8 +1,8 @@
 """One seat played by the hoarder (all WORKS, never buys, masks or claims) against the default
 lineup, seat by seat: is hoarding a dominant strategy?"""
 
-from fbsim.experiments.findings import hoarder_lines
-from fbsim.experiments.spec import SweepSpec
+from fbsim.experiments.report.findings import hoarder_lines
+from fbsim.experiments.run.spec import SweepSpec
 
 NAME = "hoarder"
 SUMMARY = "a hoarder in each seat against the default lineup"

@@ -1,7 +1,7 @@
 """Masks per player from 0 to 4: how much do anonymous actions help the Accelerationist?"""
 
-from fbsim.experiments.findings import by_size_sweep
-from fbsim.experiments.spec import SweepSpec
+from fbsim.experiments.report.findings import by_size_sweep
+from fbsim.experiments.run.spec import SweepSpec
 
 NAME = "masks"
 SUMMARY = "0 to 4 Masks per player"

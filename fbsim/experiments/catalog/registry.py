@@ -22,7 +22,8 @@ def experiments() -> dict:
     mods = {}
     for info in sorted(pkgutil.iter_modules(catalog.__path__), key=lambda m: m.name):
         mod = importlib.import_module(f"{catalog.__name__}.{info.name}")
-        mods[mod.NAME] = mod
+        if hasattr(mod, "NAME"):  # an experiment (this module is not one)
+            mods[mod.NAME] = mod
     order = ["baseline", "baseline-schedule", "masks", "fog-greed", "hoarder", "first-player"]
     return {k: mods[k] for k in sorted(mods, key=lambda k: (order.index(k) if k in order
                                                             else len(order), k))}
@@ -30,8 +31,8 @@ def experiments() -> dict:
 
 def run(name: str, results: str | Path = "results", games: int | None = None, progress=None,
         force: bool = False, echo=None, client=None, threads: int | None = None) -> Path:
-    from fbsim.experiments.plots import plot_dataset
-    from fbsim.experiments.sweep import load, run_sweep
+    from fbsim.experiments.report.plots import plot_dataset
+    from fbsim.experiments.run.sweep import load, run_sweep
 
     exp = experiments()[name]
     out = Path(results) / name
@@ -53,7 +54,7 @@ def run(name: str, results: str | Path = "results", games: int | None = None, pr
 def _stale(out: Path, spec) -> bool:
     import json
 
-    from fbsim.experiments.spec import base_rules
+    from fbsim.experiments.run.spec import base_rules
     from fbsim.rules import rules_to_toml
 
     meta = out / "sweep.json"
@@ -67,7 +68,7 @@ def _stale(out: Path, spec) -> bool:
 
 
 def write_summary(exp, spec, tables, figures, out: Path, games: int, res) -> Path:
-    from fbsim.experiments.findings import point_table
+    from fbsim.experiments.report.findings import point_table
 
     prov = tables["outcomes"].attrs["provenance"]
     cmd = f"fbsim experiment {exp.NAME}" + ("" if games == DEFAULT_GAMES

@@ -18,8 +18,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from fbsim import layout as L  # noqa: E402
 from fbsim.errors import UsageError  # noqa: E402
+from fbsim.game import layout as L  # noqa: E402
 
 COLOURS = {"steward": "#2a9d8f", "opportunist": "#e9c46a", "accelerationist": "#e76f51"}
 LABELS = {"baseline_offset": "baseline offset (ppm per round)", "masks": "Masks per player",
@@ -179,7 +179,7 @@ def plot_heatmaps(win: pd.DataFrame, x: str, y: str, folder: Path) -> list[Path]
 
 def plot_dataset(results: str | Path, out: str | Path | None = None, x: str | None = None
                  ) -> list[Path]:
-    from fbsim.experiments.sweep import coordinate_columns, load
+    from fbsim.experiments.run.sweep import coordinate_columns, load
 
     results = Path(results)
     tables = load(results)

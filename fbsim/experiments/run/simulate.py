@@ -15,11 +15,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fbsim import layout as L
-from fbsim.experiments.provenance import META_KEY, base_provenance, now_iso, write_table
-from fbsim.experiments.spec import SpecError, SweepSpec, build_points
-from fbsim.experiments.sweep import BLOCK, _NoProgress, _play
-from fbsim.experiments.tally import Tally, compact
+from fbsim.experiments.metrics.tally import Tally, compact
+from fbsim.experiments.run.provenance import META_KEY, base_provenance, now_iso, write_table
+from fbsim.experiments.run.runner import Arm, NoProgress, run_blocks
+from fbsim.experiments.run.spec import SpecError, SweepSpec, build_points
+from fbsim.game import layout as L
 from fbsim.rules import rules_hash, rules_to_toml
 
 
@@ -85,28 +85,28 @@ def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = 
     if games < 1:
         raise SpecError("--games: must be >= 1")
     _, (point,) = build_points(spec)
-    progress = progress or _NoProgress()
+    progress = progress or NoProgress()
     started = now_iso()
     tally = Tally()
     writer = None
     progress.start(games, f"{players} players")
+
+    def consume(first: int, recs: list[dict]) -> None:
+        nonlocal writer
+        (rec,) = recs
+        tally.add(rec, point.rules, compact(rec), None)
+        if records is not None:
+            table = records_table(rec, point.rules)
+            if writer is None:
+                writer = RecordsWriter(Path(records), table.schema, {
+                    **base_provenance(started), "kind": "game records", "seed": seed,
+                    "games": games, "lineup": point.lineup.describe(),
+                    "rules_hash": rules_hash(point.rules),
+                    "rules_toml": rules_to_toml(point.rules, comments=False)})
+            writer.write(table)
+
     try:
-        done = 0
-        while done < games:
-            m = min(BLOCK, games - done)
-            rec = _play(point, seed, done, m)
-            tally.add(rec, point.rules, compact(rec), None)
-            if records is not None:
-                table = records_table(rec, point.rules)
-                if writer is None:
-                    writer = _RecordsWriter(Path(records), table.schema, {
-                        **base_provenance(started), "kind": "game records", "seed": seed,
-                        "games": games, "lineup": point.lineup.describe(),
-                        "rules_hash": rules_hash(point.rules),
-                        "rules_toml": rules_to_toml(point.rules, comments=False)})
-                writer.write(table)
-            done += m
-            progress.advance(m)
+        run_blocks([Arm(point.rules, point.lineup)], seed, 0, games, consume, progress)
         if writer is not None:
             writer.close()
             writer = None
@@ -155,7 +155,7 @@ def records_table(rec: dict, rules) -> pa.Table:
     return pa.table(cols)
 
 
-class _RecordsWriter:
+class RecordsWriter:
     """Streams blocks to a temporary Parquet file, renamed into place when complete."""
 
     def __init__(self, path: Path, schema: pa.Schema, provenance: dict):

@@ -4,7 +4,7 @@
 a partial TOML file and `--set path=value` overrides on top of the defaults and validates
 everything before anything runs; `rules_to_toml` prints the effective rules with a comment
 per key; `rules_hash` identifies them in every output; `rules_vector` packs them for one table
-size into the int64 vector that the bots and the kernel read (layout in `fbsim.layout`).
+size into the int64 vector that the bots and the kernel read (layout in `fbsim.game.layout`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any, get_origin, get_type_hints
 
 import numpy as np
 
-from fbsim import layout as L
 from fbsim.errors import ConfigError
+from fbsim.game import layout as L
 
 RULES_VERSION = 1
 
@@ -448,12 +448,16 @@ def _cross_check(r: Rules, source: str) -> None:
 
 
 def load_rules(path: str | Path | None = None, sets: list[str] | tuple[str, ...] = (),
-               base: Rules | None = None, overrides: Mapping | None = None) -> Rules:
-    """Effective rules: defaults (or `base`) <- TOML file <- `overrides` <- `--set` items."""
+               base: Rules | None = None, overrides: Mapping | None = None,
+               overrides_source: str = "rules") -> Rules:
+    """Effective rules: defaults (or `base`) <- TOML file <- `overrides` <- `--set` items.
+
+    `overrides` is a nested table (`nest({"assets.bunker.price": 5})`); errors in it name
+    `overrides_source` (e.g. "--set")."""
     global _ORIGINS
     _ORIGINS = {}
     try:
-        return _load(path, sets, base, overrides)
+        return _load(path, sets, base, overrides, overrides_source)
     except ConfigError as e:
         if e.source == "rules":
             raise ConfigError(e.key, e.message, _origin(e.key)) from None
@@ -462,7 +466,7 @@ def load_rules(path: str | Path | None = None, sets: list[str] | tuple[str, ...]
         _ORIGINS = None
 
 
-def _load(path, sets, base, overrides) -> Rules:
+def _load(path, sets, base, overrides, overrides_source) -> Rules:
     data = to_dict(base if base is not None else Rules())
     if path is not None:
         p = Path(path)
@@ -477,7 +481,7 @@ def _load(path, sets, base, overrides) -> Rules:
             raise ConfigError("(file)", f"not valid TOML: {e}", source) from None
         data = _merge(data, doc, "", Rules, source)
     if overrides:
-        data = _merge(data, overrides, "", Rules, "rules")
+        data = _merge(data, overrides, "", Rules, overrides_source)
     for item in sets:
         key, value = parse_set(item)
         data = _merge(data, _nest(key, value), "", Rules, "--set")
@@ -535,13 +539,21 @@ def parse_set(item: str) -> tuple[str, Any]:
 
 
 def _nest(key: str, value: Any) -> dict:
+    return nest({key: value})
+
+
+def nest(items: Mapping[str, Any]) -> dict:
+    """Dotted keys to a nested table: {"dial.start": 440} -> {"dial": {"start": 440}}."""
     out: dict = {}
-    cur = out
-    parts = key.split(".")
-    for part in parts[:-1]:
-        cur[part] = {}
-        cur = cur[part]
-    cur[parts[-1]] = value
+    for key, value in items.items():
+        cur = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            nxt = cur.get(part)
+            if not isinstance(nxt, dict):
+                nxt = cur[part] = {}
+            cur = nxt
+        cur[parts[-1]] = value
     return out
 
 
@@ -616,7 +628,7 @@ def rules_to_toml(rules: Rules, comments: bool = True) -> str:
 
 
 def rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
-    """The int64 rules vector for one table size (indices `fbsim.layout.R_*`)."""
+    """The int64 rules vector for one table size (indices `fbsim.game.layout.R_*`)."""
     n = rules.players if players is None else players
     v = np.zeros(L.R_SIZE, dtype=np.int64)
     v[L.R_PLAYERS] = n
@@ -693,5 +705,5 @@ def rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
 
 __all__ = [
     "Rules", "Asset", "Deck", "load_rules", "rules_to_toml", "rules_hash", "rules_vector",
-    "to_dict", "parse_set", "RULES_VERSION",
+    "to_dict", "parse_set", "nest", "RULES_VERSION",
 ]

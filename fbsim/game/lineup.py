@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fbsim import layout as L
 from fbsim.errors import UsageError
+from fbsim.game import layout as L
 
 DEFAULT_BY_AGENDA = {"steward": "steward", "opportunist": "opportunist",
                      "accelerationist": "fog-grabber"}

@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from fbsim.errors import ConfigError, FbsimError, UsageError
-from fbsim.lineup import Lineup, parse_lineup
-from fbsim.rules import Rules, load_rules, parse_set, rules_hash
+from fbsim.game.lineup import Lineup, parse_lineup
+from fbsim.rules import Rules, load_rules, nest, parse_set, rules_hash
 
 SPECIAL = ("players", "lineup", "seat_bot")
 SPEC_KEYS = ("games", "seed", "players", "rules", "lineup", "seats", "set", "vary", "baseline",
@@ -176,7 +176,7 @@ def players_list(raw: Any) -> list[int]:
 # ------------------------------------------------------------------------------ files
 
 
-def _int_field(doc: dict, key: str, lo: int, where: str) -> int:
+def int_field(doc: dict, key: str, lo: int, where: str) -> int:
     v = doc[key]
     if isinstance(v, float) and v.is_integer():
         v = int(v)
@@ -225,7 +225,7 @@ def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None =
     s = SweepSpec()
     for key in ("games", "seed", "min_games", "max_games"):
         if key in doc:
-            setattr(s, key, _int_field(doc, key, 1 if key != "seed" else 0, where))
+            setattr(s, key, int_field(doc, key, 1 if key != "seed" else 0, where))
     read_table_fields(doc, s, base_dir)
     if "seats" in doc:
         seats = doc["seats"]
@@ -235,14 +235,14 @@ def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None =
     for key in ("set", "vary", "baseline"):
         if key in doc and not isinstance(doc[key], dict):
             raise SpecError(f"{where}: {key}: expected a table")
-    s.set = _flatten(doc.get("set", {}))
-    s.vary = {k: parse_values(k, v) for k, v in _flatten(doc.get("vary", {})).items()}
-    s.baseline = _flatten(doc.get("baseline", {}))
+    s.set = flatten(doc.get("set", {}))
+    s.vary = {k: parse_values(k, v) for k, v in flatten(doc.get("vary", {})).items()}
+    s.baseline = flatten(doc.get("baseline", {}))
     if "points" in doc:
         if not isinstance(doc["points"], list) or not all(isinstance(x, dict)
                                                           for x in doc["points"]):
             raise SpecError(f"{where}: points: expected an array of tables ([[points]])")
-        s.points = [_flatten(x) for x in doc["points"]]
+        s.points = [flatten(x) for x in doc["points"]]
     if "ci_width" in doc:
         v = doc["ci_width"]
         if not isinstance(v, int | float) or isinstance(v, bool) or not 0 < v < 0.5:
@@ -251,13 +251,13 @@ def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None =
     return s
 
 
-def _flatten(d: dict, prefix: str = "") -> dict:
+def flatten(d: dict, prefix: str = "") -> dict:
     """Nested TOML tables to dotted keys (bots.fog-grabber.greed), keeping lists as values."""
     out = {}
     for k, v in d.items():
         key = f"{prefix}{k}"
         if isinstance(v, dict):
-            out.update(_flatten(v, key + "."))
+            out.update(flatten(v, key + "."))
         else:
             out[key] = v
     return out
@@ -290,25 +290,16 @@ def _coordinates(spec: SweepSpec) -> list[dict[str, Any]]:
     return coords
 
 
-def _toml_item(key: str, value: Any) -> str:
-    if isinstance(value, str):
-        return f"{key}={json.dumps(value)}"
-    if isinstance(value, bool):
-        return f"{key}={'true' if value else 'false'}"
-    if isinstance(value, list):
-        return f"{key}={json.dumps(value)}"
-    return f"{key}={value!r}"
-
-
 def base_rules(spec: SweepSpec) -> Rules:
-    return load_rules(spec.rules, [_toml_item(k, v) for k, v in spec.set.items()])
+    return load_rules(spec.rules, overrides=nest(spec.set), overrides_source="--set")
 
 
 def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules) -> Point:
     rules_items = {k: v for k, v in coords.items() if k not in ("lineup", "seat_bot")}
     label = ", ".join(f"{k}={v}" for k, v in coords.items())
     try:
-        rules = load_rules(None, [_toml_item(k, v) for k, v in rules_items.items()], base=base)
+        rules = load_rules(None, base=base, overrides=nest(rules_items),
+                           overrides_source="--set")
     except ConfigError as e:
         varied = e.key if e.key in coords else next(
             (k for k in coords if e.key.startswith(k) or k.startswith(e.key)), e.key)

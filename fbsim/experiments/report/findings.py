@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fbsim import layout as L
+from fbsim.game import layout as L
 
 
 def pct(x: float, digits: int = 2) -> str:

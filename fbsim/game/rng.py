@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fbsim.jit import shared
+from fbsim.game.jit import shared
 
 _U = np.uint64
 _GOLDEN = _U(0x9E3779B97F4A7C15)

@@ -11,6 +11,6 @@ class WarmKernel(WorkerPlugin):
     name = "fbsim-warm-kernel"
 
     def setup(self, worker):
-        from fbsim.experiments.distributed import warm
+        from fbsim.experiments.run.runner import warm
 
         warm()

@@ -47,18 +47,18 @@ from typing import Any
 
 import pandas as pd
 
-from fbsim import layout as L
-from fbsim.experiments.search import Dim, cem
-from fbsim.experiments.spec import (
+from fbsim.experiments.run.spec import (
     SpecError,
     SweepSpec,
-    _flatten,
-    _int_field,
     build_points,
+    flatten,
+    int_field,
     read_spec_file,
     read_table_fields,
 )
-from fbsim.experiments.sweep import run_sweep
+from fbsim.experiments.run.sweep import run_sweep
+from fbsim.experiments.search.cem import Dim, cem
+from fbsim.game import layout as L
 
 CONFIRM_SEED_OFFSET = 90_000
 KEYS = ("players", "games", "generations", "population", "confirm_games", "top", "seed",
@@ -94,7 +94,7 @@ def tune_spec_from_dict(doc: dict, where: str = "tune spec", base_dir: Path | No
         if k not in KEYS:
             raise SpecError(f"{where}: {k}: unknown key (keys: {', '.join(KEYS)})")
     params = {}
-    for k, v in _flatten(doc.get("params", {})).items():
+    for k, v in flatten(doc.get("params", {})).items():
         if (not isinstance(v, list) or len(v) != 2 or not all(
                 isinstance(x, int | float) and not isinstance(x, bool) for x in v)):
             raise SpecError(f"{where}: params.{k}: expected [lo, hi], got {v!r}")
@@ -106,7 +106,7 @@ def tune_spec_from_dict(doc: dict, where: str = "tune spec", base_dir: Path | No
     s = TuneSpec(params=params)
     for k in ("games", "generations", "population", "confirm_games", "top", "seed"):
         if k in doc:
-            setattr(s, k, _int_field(doc, k, 0 if k == "seed" else 1, where))
+            setattr(s, k, int_field(doc, k, 0 if k == "seed" else 1, where))
     read_table_fields(doc, s, base_dir)
     target = doc.get("target", {})
     if "win_rate" in target:
@@ -145,7 +145,7 @@ def _sweep_spec(spec: TuneSpec, cands: list[dict], games: int, seed: int) -> Swe
 
 def losses(spec: TuneSpec, res, n_cands: int) -> list[dict]:
     """The loss and its parts for each candidate, from a sweep of candidates x sizes."""
-    from fbsim.experiments.exploit import fair_share
+    from fbsim.experiments.search.exploit import fair_share
     from fbsim.rules import load_rules
 
     w = {"win_rate": 1.0, "collapse": 1.0, "seat_spread": 1.0, **spec.weights}
@@ -239,10 +239,9 @@ def tune(spec: TuneSpec, out: str | Path = "out/tune", client=None, progress=Non
 
 
 def _best_toml(spec: TuneSpec, best: dict) -> str:
-    from fbsim.experiments.spec import _toml_item
-    from fbsim.rules import load_rules, rules_to_toml
+    from fbsim.rules import load_rules, nest, rules_to_toml
 
-    rules = load_rules(spec.rules, [_toml_item(k, v) for k, v in best.items()])
+    rules = load_rules(spec.rules, overrides=nest(best), overrides_source="tune")
     head = ("# Rules found by fbsim tune: " + ", ".join(f"{k} = {v}" for k, v in best.items())
             + "\n")
     return head + rules_to_toml(rules)
@@ -251,7 +250,7 @@ def _best_toml(spec: TuneSpec, best: dict) -> str:
 def write_tune(result: TuneResult, spec: TuneSpec, out: str | Path, started: str) -> list[Path]:
     from dataclasses import asdict
 
-    from fbsim.experiments.provenance import base_provenance, write_table
+    from fbsim.experiments.run.provenance import base_provenance, write_table
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

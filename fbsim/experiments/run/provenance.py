@@ -21,10 +21,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fbsim import __version__
+from fbsim.game.layout import LAYOUT_VERSION
 from fbsim.kernel.layout import KERNEL_VERSION
-from fbsim.layout import LAYOUT_VERSION
 from fbsim.rules import RULES_VERSION
+from fbsim.version import __version__
 
 META_KEY = b"fbsim"
 

@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from fbsim import layout as L
-from fbsim.experiments.stats import hist_quantile, paired, wilson
+from fbsim.experiments.metrics.stats import hist_quantile, paired, wilson
+from fbsim.game import layout as L
 from fbsim.kernel import aggregate_records
 from fbsim.kernel.layout import DIAL_HIST_LO
 from fbsim.rules import Rules, rules_hash

@@ -16,7 +16,7 @@ same game index: common random numbers). For each metric the tally also keeps th
 products of (y_new, x_new, y_old, x_old), so the difference D = R_new - R_old gets the paired
 delta-method interval: the per-game influence z = (y1 - R1 x1) / xbar1 - (y0 - R0 x0) / xbar0
 has mean 0 and se(D)^2 = sum(z^2) / (n (n - 1)). With x = 1 this is the usual paired
-interval of mean differences (`fbsim.experiments.stats.paired`). p-values are two-sided
+interval of mean differences (`fbsim.experiments.metrics.stats.paired`). p-values are two-sided
 normal ones; `holm` corrects them for the many comparisons on one page.
 """
 
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fbsim import layout as L
-from fbsim.experiments.stats import Z95, wilson
+from fbsim.experiments.metrics.stats import Z95, wilson
+from fbsim.game import layout as L
 from fbsim.rules import Rules
 
 

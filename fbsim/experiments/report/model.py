@@ -3,7 +3,7 @@ rules on the same games) at every table size, and gather what the report page sh
 
 For each table size the kernel plays games 0..N-1 of the seed in blocks, once with the new
 rules and, when comparing, once with the old; each block adds to a `BalanceTally` (paired
-moments of every metric, `fbsim.experiments.balance`) and to the kernel's aggregate counters
+moments of every metric, `fbsim.experiments.metrics.balance`) and to the kernel's aggregate counters
 (`Tally`: the final Dial histogram, the Dial histogram of every round, bands, seats). Memory
 does not grow with the number of games; the tables do not depend on the block size or the
 thread count.
@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from fbsim import layout as L
 from fbsim.errors import UsageError
-from fbsim.experiments import balance as B
-from fbsim.experiments.provenance import base_provenance, now_iso
-from fbsim.experiments.sweep import BLOCK, _NoProgress
-from fbsim.experiments.tally import Tally, compact
-from fbsim.lineup import Lineup, parse_lineup
+from fbsim.experiments.metrics import balance as B
+from fbsim.experiments.metrics.tally import Tally, compact
+from fbsim.experiments.run.provenance import base_provenance, now_iso
+from fbsim.experiments.run.runner import Arm, NoProgress, run_blocks
+from fbsim.game import layout as L
+from fbsim.game.lineup import Lineup, parse_lineup
 from fbsim.rules import Rules, load_rules, rules_hash, rules_to_toml
 
 DEFAULT_GAMES = 200_000
@@ -66,12 +66,6 @@ def _load(path, sets, players: int, flag: str) -> Rules:
     return load_rules(path, [*sets, f"players={players}"])
 
 
-def _play(rules: Rules, lineup: Lineup, seed: int, first: int, n: int) -> dict:
-    from fbsim.kernel import simulate
-
-    return simulate(rules, lineup, seed, n, first_game=first, records=True)
-
-
 def report(rules: str | Path | None = None, against: str | Path | None = None,
            games: int = DEFAULT_GAMES, players=DEFAULT_PLAYERS, seed: int = 0,
            sets=(), against_sets=(), lineup: str | None = None,
@@ -98,7 +92,7 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
         old = _load(against, [*sets, *against_sets], n, "--against") if compare else None
         lu = parse_lineup(lineup, [], n)
         setups.append((n, new, old, lu))
-    progress = progress or _NoProgress()
+    progress = progress or NoProgress()
     started = now_iso()
     frames, tables = [], []
     parts = [_part_path(resume, new, old, lu, games, seed) if resume is not None else None
@@ -148,20 +142,17 @@ def _play_table(new: Rules, old: Rules | None, lu: Lineup, games: int, seed: int
     """One table size: games 0..games-1 under the new (and old) rules, in blocks."""
     bt = B.BalanceTally(len(B.metrics(new.players)), paired=old is not None)
     t_new, t_old = Tally(), Tally()
-    done = 0
-    while done < games:
-        m = min(BLOCK, games - done)
-        rec = _play(new, lu, seed, done, m)
-        t_new.add(rec, new, compact(rec), None)
-        progress.advance(m)
+    arms = [Arm(new, lu)] + ([Arm(old, lu)] if old is not None else [])
+
+    def consume(first: int, recs: list[dict]) -> None:
+        t_new.add(recs[0], new, compact(recs[0]), None)
         if old is not None:
-            orec = _play(old, lu, seed, done, m)
-            t_old.add(orec, old, compact(orec), None)
-            progress.advance(m)
-            bt.add(B.per_game(rec, new), B.per_game(orec, old))
+            t_old.add(recs[1], old, compact(recs[1]), None)
+            bt.add(B.per_game(recs[0], new), B.per_game(recs[1], old))
         else:
-            bt.add(B.per_game(rec, new))
-        done += m
+            bt.add(B.per_game(recs[0], new))
+
+    run_blocks(arms, seed, 0, games, consume, progress)
     return bt, t_new.counts, (t_old.counts if old is not None else None)
 
 
@@ -228,7 +219,7 @@ def clear_resume(folder: str | Path | None) -> None:
 def find_exploit(folder: str | Path, rules: list[Rules]) -> pd.DataFrame | None:
     """The best-response results of `fbsim exploit` (FOLDER/<agenda>-p<n>/) played under
     exactly these rules (the same rules hash at that table size), or None."""
-    from fbsim.experiments.provenance import read_provenance
+    from fbsim.experiments.run.provenance import read_provenance
     from fbsim.rules import rules_from_toml
 
     folder = Path(folder)
@@ -327,16 +318,3 @@ def verdict(rep: BalanceReport) -> list[str]:
 
 def format_verdict(rep: BalanceReport) -> str:
     return "\n".join(rep.verdict) + "\n"
-
-
-def write_report(rep: BalanceReport, path: str | Path) -> list[Path]:
-    """The HTML page at `path` and every number of it as a tidy Parquet table beside it
-    (same name, .parquet), each written atomically; returns both paths."""
-    from fbsim.experiments.provenance import write_table
-    from fbsim.experiments.report_page import render, write_html
-
-    path = Path(path)
-    table = path.with_suffix(".parquet")
-    text = render(rep)  # the figures first: an interruption here leaves both files as they were
-    write_table(rep.metrics, table, {**rep.provenance, "table": "balance metrics"})
-    return [write_html(rep, path, text), table]

@@ -12,7 +12,7 @@ Dataset layout (`OUT/`):
 Game i of every point uses the same random draws (same seed, same game index), so a point
 and its baseline are compared game by game. The games are played in tasks of (up to 8
 points sharing a baseline, a range of games), in this process or on a Dask cluster
-(`fbsim.experiments.distributed`); each task plays its baseline's games once. A killed
+(`fbsim.experiments.run.cluster`); each task plays its baseline's games once. A killed
 sweep leaves only whole points behind; rerunning it skips them and writes byte-identical
 tables.
 """
@@ -24,56 +24,18 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pandas as pd
 
 from fbsim.errors import UsageError
-from fbsim.experiments.provenance import base_provenance, now_iso, read_table, write_table
-from fbsim.experiments.spec import Point, SweepSpec, build_points, describe
-from fbsim.experiments.tally import Tally
+from fbsim.experiments.metrics.tally import Tally
+from fbsim.experiments.run.provenance import base_provenance, now_iso, read_table, write_table
+from fbsim.experiments.run.runner import NoProgress, Progress
+from fbsim.experiments.run.spec import Point, SweepSpec, build_points, describe
 from fbsim.rules import rules_hash, rules_to_toml
 
-BLOCK = 32_768  # games per kernel call; results do not depend on it
 TABLES = ("win_rates", "outcomes", "seats")
-
-
-class Progress(Protocol):
-    def start(self, total: int, description: str) -> None: ...
-    def advance(self, games: int) -> None: ...
-    def grow(self, games: int) -> None: ...
-    def close(self) -> None: ...
-
-
-class _NoProgress:
-    def start(self, total, description):
-        pass
-
-    def advance(self, games):
-        pass
-
-    def grow(self, games):
-        pass
-
-    def close(self):
-        pass
-
-
-def _play(point: Point, seed: int, first: int, n: int) -> dict:
-    from fbsim.kernel import simulate
-
-    return simulate(point.rules, point.lineup, seed, n, first_game=first, records=True)
-
-
-def next_target(tally: Tally, spec: SweepSpec, done: int) -> int:
-    """The next batch of a --ci-width run: up to the games the rates so far say are needed
-    (and at least a quarter more than so far). It depends only on the counts, so a rerun, or
-    a run on a cluster, stops at the same number of games."""
-    need = int(tally.needed_games(spec.ci_width) * 1.05)
-    return min(spec.max_games, max(need, done + max(1000, done // 4)))
-
-
-# --------------------------------------------------------------------------- dataset
 
 
 def _point_provenance(spec: SweepSpec, point: Point, started: str, games: int) -> dict:
@@ -174,7 +136,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None
     threads (default: the worker's own setting); the tables are the same bytes."""
     out = Path(out)
     base, points = build_points(spec)  # every point validated before any game runs
-    progress = progress or _NoProgress()
+    progress = progress or NoProgress()
     started = _open_dataset(out, spec, rules_to_toml(base), force)
     todo = [p for p in points if not _finished(out, p.index)]
     if echo:
@@ -183,7 +145,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None
             echo(f"resuming: {len(points) - len(todo)} of {len(points)} points already done")
     per_point = spec.min_games if spec.ci_width is not None else spec.games
     progress.start(per_point * len(todo), f"{len(todo)} points")
-    from fbsim.experiments.distributed import run_tasks
+    from fbsim.experiments.run.cluster import run_tasks
 
     def on_point(point, tally):
         _write_point(out, point, spec, tally, started)
@@ -229,7 +191,7 @@ def same_tables(a: str | Path, b: str | Path, ignore=("time",)) -> bool:
     from the keys in `ignore` (the start time)."""
     import pyarrow.parquet as pq
 
-    from fbsim.experiments.provenance import META_KEY
+    from fbsim.experiments.run.provenance import META_KEY
 
     for t in TABLES:
         ta, tb = pq.read_table(Path(a) / f"{t}.parquet"), pq.read_table(Path(b) / f"{t}.parquet")
@@ -245,8 +207,8 @@ def same_tables(a: str | Path, b: str | Path, ignore=("time",)) -> bool:
 def point_setup(out: str | Path, point: int):
     """(rules, lineup, seed) of one point of a sweep dataset, from its provenance: enough to
     play or replay any of its games (`fbsim.reference.engine.play_game`)."""
-    from fbsim.experiments.provenance import read_provenance
-    from fbsim.lineup import lineup_from_description
+    from fbsim.experiments.run.provenance import read_provenance
+    from fbsim.game.lineup import lineup_from_description
     from fbsim.rules import rules_from_toml
 
     prov = read_provenance(Path(out) / "outcomes.parquet")
@@ -272,7 +234,7 @@ def sweep(spec: SweepSpec | dict | str | Path | None = None, out: str | Path = "
     path to a spec file; keyword arguments set spec fields, e.g.
     `fbsim.sweep(vary={"masks": [1, 2, 3]}, players=[4], games=100_000, out="masks")`.
     `client`: a dask.distributed Client to play the games on its workers."""
-    from fbsim.experiments.spec import load_spec, spec_from_dict
+    from fbsim.experiments.run.spec import load_spec, spec_from_dict
 
     if spec is None:
         s = SweepSpec()

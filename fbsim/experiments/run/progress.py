@@ -24,7 +24,7 @@ class _Rate(ProgressColumn):
 
 
 class RichProgress:
-    """Implements fbsim.experiments.sweep.Progress with a rich bar on stderr."""
+    """Implements fbsim.experiments.run.sweep.Progress with a rich bar on stderr."""
 
     def __init__(self, console: Console | None = None):
         self.console = console or Console(stderr=True)

@@ -23,11 +23,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fbsim import layout as L  # noqa: E402
-from fbsim.experiments import balance as B  # noqa: E402
-from fbsim.experiments.balance_report import BalanceReport  # noqa: E402
-from fbsim.experiments.plots import COLOURS  # noqa: E402
-from fbsim.experiments.stats import hist_quantile  # noqa: E402
+from fbsim.experiments.metrics import balance as B  # noqa: E402
+from fbsim.experiments.metrics.stats import hist_quantile  # noqa: E402
+from fbsim.experiments.report.model import BalanceReport  # noqa: E402
+from fbsim.experiments.report.plots import COLOURS  # noqa: E402
+from fbsim.game import layout as L  # noqa: E402
 from fbsim.kernel.layout import DIAL_HIST_LO  # noqa: E402
 
 BAND_COLOURS = {"warming": "#8ecae6", "severe": "#ffb703", "extreme": "#fb8500",
@@ -543,3 +543,15 @@ def write_html(rep: BalanceReport, path: str | Path, text: str | None = None) ->
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def write_report(rep: BalanceReport, path: str | Path) -> list[Path]:
+    """The HTML page at `path` and every number of it as a tidy Parquet table beside it
+    (same name, .parquet), each written atomically; returns both paths."""
+    from fbsim.experiments.run.provenance import write_table
+
+    path = Path(path)
+    table = path.with_suffix(".parquet")
+    text = render(rep)  # the figures first: an interruption here leaves both files as they were
+    write_table(rep.metrics, table, {**rep.provenance, "table": "balance metrics"})
+    return [write_html(rep, path, text), table]

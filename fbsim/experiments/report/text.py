@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from fbsim import layout as L
+from fbsim.game import layout as L
 
 
 def _pct(x: float) -> str:
@@ -19,7 +19,7 @@ def _diff(d: float, lo: float, hi: float) -> str:
 
 
 def format_sweep(res) -> str:
-    from fbsim.experiments.sweep import coordinate_columns
+    from fbsim.experiments.run.sweep import coordinate_columns
 
     win, out = res.win_rates, res.outcomes
     coords = [c for c in coordinate_columns(out)]

@@ -1,0 +1,227 @@
+"""The runner: the one loop over blocks of games. Every command plays its games here.
+
+A run plays games [first, first + n) of one seed under one or more *arms* (a rules file and
+a lineup each) on common random numbers: game i of every arm uses the same random draws, so
+arms are compared game by game. The kernel plays each arm's block of games; the caller's
+`consume(first, records)` counts it (metrics, paired differences, per-game records). Memory
+does not grow with the number of games, and no count depends on the block size.
+
+- `simulate` and `fbsim report`: one or two arms over a whole range;
+- sweeps, exploit and tune: `Task`s of (a baseline, up to 8 points sharing it, a range of
+  games), played by `count_task` in this process or on a Dask worker
+  (`fbsim.experiments.run.cluster`);
+- `fbsim bench`: times this loop with its metric reduction.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from fbsim.experiments.metrics.tally import Tally, compact
+from fbsim.experiments.run.spec import Point, SweepSpec
+from fbsim.game.lineup import Lineup
+from fbsim.rules import Rules
+
+BLOCK = 32_768  # games per kernel call; results do not depend on it
+POINTS_PER_TASK = 8
+KERNEL_LOCK = threading.Lock()  # one kernel call at a time per process (Dask workers)
+
+
+class Progress(Protocol):
+    def start(self, total: int, description: str) -> None: ...
+    def advance(self, games: int) -> None: ...
+    def grow(self, games: int) -> None: ...
+    def close(self) -> None: ...
+
+
+class NoProgress:
+    """A `Progress` that shows nothing."""
+
+    def start(self, total, description):
+        pass
+
+    def advance(self, games):
+        pass
+
+    def grow(self, games):
+        pass
+
+    def close(self):
+        pass
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One setting played on the run's games: rules and lineup."""
+
+    rules: Rules
+    lineup: Lineup
+
+
+def play(arm: Arm, seed: int, first: int, n: int) -> dict:
+    """The kernel's records of games [first, first + n) under one arm."""
+    from fbsim.kernel import simulate
+
+    return simulate(arm.rules, arm.lineup, seed, n, first_game=first, records=True)
+
+
+def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
+               consume: Callable[[int, list[dict]], None], progress: Progress | None = None,
+               weight: int | None = None, block: int = BLOCK) -> None:
+    """Play games [first, first + n) under every arm, block by block, and hand each block's
+    records (one dict per arm, in order) to `consume(first_game_of_block, records)`.
+    `progress.advance(m * weight)` follows each block of m games (weight: the arms counted,
+    default all)."""
+    weight = len(arms) if weight is None else weight
+    done, end = first, first + n
+    while done < end:
+        m = min(block, end - done)
+        consume(done, [play(a, seed, done, m) for a in arms])
+        done += m
+        if progress is not None:
+            progress.advance(m * weight)
+
+
+# ------------------------------------------------------------------------- sweep tasks
+
+
+@dataclass(frozen=True)
+class Task:
+    """Games [first, first + n) of a few points sharing a baseline (a pure function of its
+    fields, so a cluster may run it again elsewhere)."""
+
+    seed: int
+    first: int
+    n: int
+    baseline: Point
+    points: tuple[Point, ...]  # the points (possibly including the baseline) to count
+    threads: int | None = None
+
+    @property
+    def games(self) -> int:
+        return self.n * len(self.points)
+
+
+def count_task(task: Task, progress: Progress | None = None) -> dict[int, Tally]:
+    """One `Tally` per point of the task: its games counted, each paired game by game with
+    the baseline's same games (played once for the whole task)."""
+    out = {p.index: Tally() for p in task.points}
+    others = [p for p in task.points if p.index != task.baseline.index]
+    arms = [Arm(task.baseline.rules, task.baseline.lineup)]
+    arms += [Arm(p.rules, p.lineup) for p in others]
+
+    def consume(first: int, recs: list[dict]) -> None:
+        base = compact(recs[0])
+        if task.baseline.index in out:
+            out[task.baseline.index].add(recs[0], task.baseline.rules, base, base)
+        for p, rec in zip(others, recs[1:], strict=True):
+            out[p.index].add(rec, p.rules, compact(rec), base)
+
+    with KERNEL_LOCK:
+        if task.threads:
+            import numba
+
+            numba.set_num_threads(max(1, min(task.threads, numba.config.NUMBA_NUM_THREADS)))
+        run_blocks(arms, task.seed, task.first, task.n, consume, progress,
+                   weight=len(task.points))
+    return out
+
+
+def plan(points: list[Point], by_index: dict[int, Point], seed: int, first: int, n: int,
+         task_games: int, threads: int | None) -> list[Task]:
+    """Tasks covering games [first, first + n) of `points` (which share nothing else)."""
+    groups: dict[int, list[Point]] = {}
+    for p in points:
+        groups.setdefault(p.baseline, []).append(p)
+    tasks = []
+    for b, members in sorted(groups.items()):
+        for i in range(0, len(members), POINTS_PER_TASK):
+            chunk = tuple(members[i:i + POINTS_PER_TASK])
+            start = first
+            while start < first + n:
+                m = min(task_games, first + n - start)
+                tasks.append(Task(seed, start, m, by_index[b], chunk, threads))
+                start += m
+    return tasks
+
+
+def default_task_games(games: int, workers: int) -> int:
+    """Ranges small enough to spread one point over every worker a few times."""
+    per = math.ceil(games / max(1, 3 * workers))
+    return max(BLOCK, min(2_000_000, -(-per // BLOCK) * BLOCK))
+
+
+def next_target(tally: Tally, spec: SweepSpec, done: int) -> int:
+    """The next batch of a --ci-width run: up to the games the rates so far say are needed
+    (and at least a quarter more than so far). It depends only on the counts, so a rerun, or
+    a run on a cluster, stops at the same number of games."""
+    need = int(tally.needed_games(spec.ci_width) * 1.05)
+    return min(spec.max_games, max(need, done + max(1000, done // 4)))
+
+
+def tight_enough(tally: Tally, spec: SweepSpec, done: int) -> bool:
+    return max(tally.half_widths()) <= spec.ci_width or done >= spec.max_games
+
+
+def run_points(spec: SweepSpec, todo: list[Point], by_index: dict[int, Point],
+               results: Callable, workers: int, task_games: int | None,
+               threads: int | None, progress: Progress, on_point, remote: bool) -> int:
+    """Play the unfinished points of a sweep in rounds of tasks; `results(tasks)` yields
+    (task, tallies) as they finish (in this process or on a cluster). Calls
+    `on_point(point, tally)` as each point completes; returns the games played."""
+    adaptive = spec.ci_width is not None
+    target = {p.index: (min(spec.min_games, spec.max_games) if adaptive else spec.games)
+              for p in todo}
+    done = {p.index: 0 for p in todo}
+    tallies = {p.index: Tally() for p in todo}
+    open_points = list(todo)
+    played = 0
+    while open_points:
+        # one round: every open point up to its target (a fixed run has a single round)
+        rounds: dict[tuple[int, int], list[Point]] = {}
+        for p in open_points:
+            rounds.setdefault((done[p.index], target[p.index]), []).append(p)
+        tasks = []
+        for (a, b), pts in sorted(rounds.items()):
+            # in-process, one task per chunk of points covers the whole range
+            size = task_games or (default_task_games(b - a, workers) if remote else b - a)
+            tasks += plan(pts, by_index, spec.seed, a, b - a, size, threads)
+        remaining = {p.index: 0 for p in open_points}
+        for t in tasks:
+            for q in t.points:
+                remaining[q.index] += t.n
+        for t, result in results(tasks):
+            for idx, tally in result.items():
+                tallies[idx].merge(tally)
+                remaining[idx] -= t.n
+            played += t.games
+            for p in t.points:
+                if remaining[p.index] == 0:
+                    done[p.index] = target[p.index]
+                    if not adaptive or tight_enough(tallies[p.index], spec, done[p.index]):
+                        on_point(p, tallies[p.index])
+        still = []
+        for p in open_points:
+            if adaptive and not tight_enough(tallies[p.index], spec, done[p.index]):
+                nxt = next_target(tallies[p.index], spec, done[p.index])
+                progress.grow(nxt - target[p.index])
+                target[p.index] = nxt
+                still.append(p)
+        open_points = still
+    return played
+
+
+def warm() -> str:
+    """Load (or compile) the kernel in this process; returns the fbsim version."""
+    from fbsim.game.lineup import Lineup as DefaultLineup
+    from fbsim.rules import load_rules
+    from fbsim.version import __version__
+
+    with KERNEL_LOCK:
+        play(Arm(load_rules(), DefaultLineup()), 0, 0, 1)
+    return __version__
+

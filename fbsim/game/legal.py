@@ -1,0 +1,40 @@
+"""Legal moves: the rules a decision must keep (R-C1..R-C3, R-V6, R-A1), read from the rules
+vector and the deciding player's view. Both engines check bots' decisions with these."""
+
+from __future__ import annotations
+
+from fbsim.game import layout as L
+from fbsim.game.jit import shared
+from fbsim.game.public import asset_field, my_burn_pay
+
+
+@shared
+def commit_is_legal(R, V, works, cool, burn, mcool, mburn):
+    """R-C1..R-C3 for the deciding player."""
+    if works < 0 or cool < 0 or burn < 0 or works + cool + burn != R[L.R_AGENTS]:
+        return False  # R-C1
+    if mcool < 0 or mburn < 0 or mcool > cool or mburn > burn:
+        return False  # R-C2
+    if mcool + mburn > V[L.V_MY_MASKS]:
+        return False  # R-C2
+    open_burn = burn - mburn
+    # R-C3: cooling is charged from Capital now plus open-burn pay only
+    return cool * R[L.R_COOL_COST] <= V[L.V_MY_CAPITAL] + open_burn * my_burn_pay(R, V)
+
+
+@shared
+def can_buy(R, V, slot):
+    """R-V6: the card in `slot` is affordable with free WORKS and Capital now."""
+    if slot < 0 or slot >= R[L.R_MARKET_SIZE]:
+        return False
+    kind = V[L.V_MARKET + slot]
+    if kind < 0:
+        return False
+    if V[L.V_MY_FREE_WORKS] < R[L.R_PURCHASE_LABOUR]:
+        return False
+    return V[L.V_MY_CAPITAL] >= asset_field(R, kind, L.A_PRICE)
+
+
+@shared
+def is_eligible(V, seat):
+    return V[L.V_ELIGIBLE + seat] == 1

@@ -1,0 +1,76 @@
+"""Public information: what anyone at the table may compute from the rules vector and a
+player's view (RULES.md section I). Shared by both engines and the bots (compiled, also valid
+plain Python)."""
+
+from __future__ import annotations
+
+from fbsim.game import layout as L
+from fbsim.game.jit import shared
+
+
+@shared
+def asset_field(R, kind, f):
+    return R[L.R_ASSET + kind * L.ASSET_STRIDE + f]
+
+
+@shared
+def owned(V, seat, kind):
+    return V[L.V_OWNED + seat * L.MAX_KINDS + kind]
+
+
+@shared
+def my_burn_pay(R, V):
+    """R-V3/R-A5: what one open BURN pays the deciding player."""
+    if V[L.V_REVEALED_AGENDA + V[L.V_SEAT]] == L.ACCELERATIONIST:
+        return R[L.R_BURN_PAY_REVEALED]
+    return R[L.R_BURN_PAY]
+
+
+@shared
+def table_asset_ppm(R, V):
+    """Ongoing ppm of every owned asset at the table (R-W2), public (the view holds it as
+    V_TABLE_PPM)."""
+    total = 0
+    for s in range(R[L.R_PLAYERS]):
+        for k in range(R[L.R_N_KINDS]):
+            total += owned(V, s, k) * asset_field(R, k, L.A_PPM)
+    return total
+
+
+@shared
+def project_world(R, V):
+    """The Dial after the remaining world turns if nobody commits another chip.
+
+    Uses only public information: baselines, flipped tokens (flipping more as the
+    projection crosses their thresholds, R-W3) and the ppm of owned assets.
+    """
+    dial = V[L.V_DIAL]
+    n_tokens = R[L.R_N_TOKENS]
+    flipped = 0  # bit t: token t is flipped (no allocation: this runs in the kernel's loop)
+    n_flipped = 0
+    for t in range(n_tokens):
+        if V[L.V_FLIPPED + t] == 1:
+            flipped |= 1 << t
+            n_flipped += 1
+    ppm = V[L.V_TABLE_PPM]
+    for r in range(V[L.V_ROUND], R[L.R_ROUNDS]):  # world turns of rounds round+1 .. last
+        dial += R[L.R_BASELINE + r] + R[L.R_BASELINE_OFFSET]
+        dial += n_flipped * R[L.R_TOKEN_PENALTY] + ppm
+        if n_flipped < n_tokens:
+            for t in range(n_tokens):
+                if (flipped >> t) & 1 == 0 and dial >= R[L.R_TOKEN_THRESHOLD + t]:
+                    flipped |= 1 << t
+                    n_flipped += 1
+    return dial
+
+
+@shared
+def band_of(R, dial):
+    """R-E2: the band of a Dial reading (thresholds from the rules vector)."""
+    if dial >= R[L.R_COLLAPSE]:
+        return L.COLLAPSE
+    if dial >= R[L.R_EXTREME]:
+        return L.EXTREME
+    if dial >= R[L.R_SEVERE]:
+        return L.SEVERE
+    return L.WARMING

@@ -1,0 +1,3 @@
+"""The package version, written into every output's provenance."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,178 @@
+"""The package's layout holds its architecture: no import cycles, no private names imported
+across modules, no folder holding more than a quarter of the code.
+
+Imports are read from the source (every `import` and `from ... import`, at module level or
+inside functions: a deferred import is still a dependency). A package's `__init__` counts as
+a module of its own; importing a submodule does not count as importing its parent package.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "fbsim"
+MAX_FOLDER_SHARE = 0.25
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _resolve(mod: str, path: Path, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(mods: dict[str, Path]):
+    """(importer, imported module, names taken from it, line) for every fbsim import."""
+    for mod, path in mods.items():
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.split(".")[0] == "fbsim":
+                        yield mod, a.name, (), node.lineno
+            elif isinstance(node, ast.ImportFrom):
+                target = _resolve(mod, path, node)
+                if target.split(".")[0] != "fbsim":
+                    continue
+                for a in node.names:
+                    sub = f"{target}.{a.name}"
+                    if sub in mods:  # `from pkg import submodule`
+                        yield mod, sub, (), node.lineno
+                    else:
+                        yield mod, target, (a.name,), node.lineno
+
+
+def graph(mods: dict[str, Path]) -> dict[str, set[str]]:
+    g: dict[str, set[str]] = defaultdict(set)
+    for src, dst, _, _ in imports(mods):
+        if dst in mods and dst != src:
+            g[src].add(dst)
+    return g
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(g.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(set(g) | {w for ws in g.values() for w in ws}):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def private_imports(mods: dict[str, Path]) -> list[str]:
+    """`from other import _name`, and `alias._name` on a module imported from fbsim."""
+    bad = [f"{src}:{line} imports {dst}.{n}" for src, dst, names, line in imports(mods)
+           for n in names if n.startswith("_") and not n.startswith("__") and dst != src]
+    for mod, path in mods.items():
+        tree = ast.parse(path.read_text(), str(path))
+        aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                target = _resolve(mod, path, node)
+                for a in node.names:
+                    if f"{target}.{a.name}" in mods:
+                        aliases[a.asname or a.name] = f"{target}.{a.name}"
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.startswith("fbsim") and a.asname:
+                        aliases[a.asname] = a.name
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                bad.append(f"{mod}:{node.lineno} reads {aliases[node.value.id]}.{node.attr}")
+    return bad
+
+
+def folder_lines() -> dict[Path, int]:
+    out: dict[Path, int] = defaultdict(int)
+    for p in ROOT.rglob("*.py"):
+        out[p.parent] += len(p.read_text().splitlines())
+    return out
+
+
+# ------------------------------------------------------------------------------ the checks
+
+
+def test_no_import_cycles():
+    found = cycles(graph(modules()))
+    assert not found, "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_no_private_names_across_modules():
+    found = private_imports(modules())
+    assert not found, "private names used across modules:\n" + "\n".join(found)
+
+
+def test_no_folder_holds_more_than_a_quarter_of_the_code():
+    lines = folder_lines()
+    total = sum(lines.values())
+    big = {str(d.relative_to(ROOT.parent)): n for d, n in lines.items()
+           if n > MAX_FOLDER_SHARE * total}
+    assert not big, f"folders over {MAX_FOLDER_SHARE:.0%} of {total} lines: {big}"
+
+
+# ------------------------------------------------------------------ the checks can fail
+
+
+def test_cycle_finder_finds_a_cycle():
+    g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(g) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from fbsim.game.layout import _hidden\n", 1),
+    ("from fbsim.game import layout as L\nx = L._hidden\n", 1),
+    ("from fbsim.game.layout import R_SIZE\n", 0),
+])
+def test_private_import_check_can_fail(tmp_path, monkeypatch, source, expected):
+    pkg = tmp_path / "fbsim"
+    (pkg / "game").mkdir(parents=True)
+    for f in ("__init__.py", "game/__init__.py", "game/layout.py"):
+        (pkg / f).write_text("")
+    (pkg / "user.py").write_text(source)
+    monkeypatch.setattr(f"{__name__}.ROOT", pkg)
+    assert len(private_imports(modules())) == expected
