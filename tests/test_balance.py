@@ -1,8 +1,7 @@
-"""The report's metrics (fbsim.experiments.metrics.balance): per-game values against the
-kernel's own
-counters and the reference engine, exact merging of integer moments, the delta-method and
-paired intervals against direct computation, Holm's correction, and the per-round Dial
-histograms of the kernel's aggregates against reference-engine games."""
+"""Every metric (fbsim.experiments.metrics.definitions) and its counting (Tally): per-game
+values against the reference engine's records, exact merging of integer moments, the
+delta-method and paired intervals against direct computation, Holm's correction, and the
+per-round Dial histograms against reference-engine games."""
 
 from __future__ import annotations
 
@@ -14,11 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fbsim.experiments.metrics import balance as B
+from fbsim.experiments.metrics.definitions import DIAL_HIST_LO, Block, metrics
 from fbsim.experiments.metrics.stats import Z95, hist_quantile, paired
+from fbsim.experiments.metrics.tally import Tally, bot_names
 from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup, parse_lineup
-from fbsim.kernel import aggregate_records, simulate
-from fbsim.kernel.layout import DIAL_HIST_LO
+from fbsim.kernel import simulate
 from fbsim.reference.engine import play_game
 from fbsim.rules import load_rules
 
@@ -31,30 +31,67 @@ def rec():
 
 
 def column(key: str, players: int = 5) -> int:
-    return [m.key for m in B.metrics(players)].index(key)
+    return [m.key for m in metrics(players, bot_names())].index(key)
 
 
-def test_per_game_metrics_sum_to_the_kernel_counters(rec):
-    y, x = B.per_game(rec, RULES)
-    c = aggregate_records(rec, RULES)
-    assert y.shape == x.shape == (3000, len(B.metrics(5)))
-    for a, name in enumerate(L.AGENDA_NAMES):
-        assert y[:, column(f"win_{name}")].sum() == c["wins_agenda"][a]
-    assert y[:, column("everyone_loses")].sum() == c["nobody"]
-    for b, name in enumerate(L.BAND_NAMES):
-        assert y[:, column(f"band_{name}")].sum() == c["bands"][b]
-    assert y[:, column("final_dial")].sum() == c["dial_sum"]
-    assert y[:, column("rounds_played")].sum() == c["rounds_sum"]
-    assert y[:, column("masks_per_seat")].sum() == c["masks_used"]
-    for key in ("fog_in", "fog_requested", "fog_received", "overclaim"):
-        assert y[:, column(key)].sum() == c[key]
-    assert y[:, column("overclaimers")].sum() == c["overclaimers"]
-    # R-S3/D9: place p is seat (first_player + p) % n, and the places share every win
-    assert [y[:, column(f"win_place_{p}")].sum() for p in range(5)] == list(
-        c["wins_seat"][:5])
-    for a, name in enumerate(L.AGENDA_NAMES):
-        assert y[:, column(f"legacy_{name}")].sum() == c["legacy_sum"][a]
-        assert x[:, column(f"legacy_{name}")].sum() == c["legacy_n"][a]
+def per_game(rec: dict, rules) -> tuple[np.ndarray, np.ndarray]:
+    b = Tally.for_rules(rules).measure(rec, rules)
+    return b.y, b.x
+
+
+def block(y, x) -> Block:
+    return Block(y, x, np.zeros(1024, dtype=np.int64), np.zeros((8, 1024), dtype=np.int64))
+
+
+def one_metric_tally(paired_: bool = True) -> Tally:
+    t = Tally(4, 8, paired=paired_, bots=())
+    k = 1
+    t.s1 = np.zeros((k, 4 if paired_ else 2), dtype=np.int64)
+    t.s2 = np.zeros((k,) + (4 if paired_ else 2,) * 2, dtype=np.int64)
+    return t
+
+
+def test_per_game_metrics_count_what_the_reference_records_say():
+    rules = load_rules(sets=["players=5"])
+    games = 200
+    cols = simulate(rules, None, seed=11, n_games=games)
+    t = Tally.for_rules(rules)
+    t.add(t.measure(cols, rules))
+    recs = [play_game(rules, Lineup(), 11, g) for g in range(games)]
+    assert t.games == games
+    for name in L.AGENDA_NAMES:
+        assert t.total(f"win_{name}") == sum(r.winner_agenda == name for r in recs)
+        assert t.total(f"dealt_{name}") == sum(s.agenda == name for r in recs for s in r.seats)
+        surv = [s.legacy for r in recs if r.band != "collapse" for s in r.seats
+                if s.agenda == name]
+        assert (t.total(f"legacy_{name}"), t.denominator(f"legacy_{name}")) == (
+            sum(surv), len(surv))
+    assert t.total("everyone_loses") == sum(r.winner < 0 for r in recs)
+    for name in L.BAND_NAMES:
+        assert t.total(f"band_{name}") == sum(r.band == name for r in recs)
+    for name in L.END_NAMES:
+        assert t.total(f"end_{name.replace('-', '_')}") == sum(r.end == name for r in recs)
+    assert t.total("final_dial") == sum(r.final_dial for r in recs)
+    assert t.total("final_dial_sq") == sum(r.final_dial ** 2 for r in recs)
+    assert t.total("rounds_played") == sum(r.rounds_played for r in recs)
+    assert t.total("masks_per_seat") == sum(rules.masks - s.masks_left for r in recs
+                                            for s in r.seats)
+    for key in ("fog_in", "fog_requested", "fog_received"):
+        assert t.total(key) == sum(getattr(s, key) for r in recs for s in r.seats)
+    over = [s.fog_received - s.fog_in for r in recs for s in r.seats]
+    assert t.total("overclaim") == sum(o for o in over if o > 0)
+    assert t.total("overclaimers") == sum(o > 0 for o in over)
+    for s in range(5):
+        assert t.total(f"win_seat_{s}") == sum(r.winner == s for r in recs)
+        # R-S3/D9: place p is seat (first_player + p) % n
+        assert t.total(f"win_place_{s}") == sum(
+            r.winner == (rules.first_player + s) % 5 for r in recs)
+    for b in bot_names():
+        assert t.total(f"seats_bot_{b}") == sum(s.bot == b for r in recs for s in r.seats)
+        assert t.total(f"win_bot_{b}") == sum(r.winner >= 0 and r.seats[r.winner].bot == b
+                                              for r in recs)
+    assert np.array_equal(t.dial_hist, np.bincount([r.final_dial for r in recs],
+                                                   minlength=1024))
 
 
 def test_R_A3_accusation_metrics_match_the_reference_event_log():
@@ -63,7 +100,7 @@ def test_R_A3_accusation_metrics_match_the_reference_event_log():
     rules = load_rules(sets=["players=4"])
     games = 150
     cols = simulate(rules, None, seed=3, n_games=games)
-    y, x = B.per_game(cols, rules)
+    y, x = per_game(cols, rules)
     corners = accel_corners = points = accel_points = reveals = 0
     for g in range(games):
         r = play_game(rules, Lineup(), 3, g, events=True)
@@ -86,25 +123,25 @@ def test_R_A3_accusation_metrics_match_the_reference_event_log():
 
 
 def test_tally_merges_blocks_exactly(rec):
-    y, x = B.per_game(rec, RULES)
-    whole = B.BalanceTally(y.shape[1], paired=True)
-    whole.add((y, x), (y[::-1], x[::-1]))
-    parts = B.BalanceTally(y.shape[1], paired=True)
+    y, x = per_game(rec, RULES)
+    whole = Tally.for_rules(RULES, paired=True)
+    whole.add(block(y, x), block(y[::-1], x[::-1]))
+    parts = Tally.for_rules(RULES, paired=True)
     for lo, hi in ((0, 1), (1, 1000), (1000, 3000)):
-        t = B.BalanceTally(y.shape[1], paired=True)
-        t.add((y[lo:hi], x[lo:hi]), (y[::-1][lo:hi], x[::-1][lo:hi]))
+        t = Tally.for_rules(RULES, paired=True)
+        t.add(block(y[lo:hi], x[lo:hi]), block(y[::-1][lo:hi], x[::-1][lo:hi]))
         parts.merge(t)
     assert parts.games == whole.games == 3000
     assert np.array_equal(parts.s1, whole.s1) and np.array_equal(parts.s2, whole.s2)
 
 
 def test_means_get_the_usual_interval_and_paired_differences_the_paired_one(rec):
-    y, x = B.per_game(rec, RULES)
+    y, x = per_game(rec, RULES)
     k = column("final_dial")
-    t = B.BalanceTally(y.shape[1], paired=True)
+    t = Tally.for_rules(RULES, paired=True)
     shifted = y.copy()
     shifted[::3, k] += 7  # a rule that moves a third of the games by 7 ppm
-    t.add((shifted, x), (y, x))
+    t.add(block(shifted, x), block(y, x))
     v, lo, hi = t.estimate(k)
     d = shifted[:, k].astype(float)
     half = Z95 * d.std(ddof=1) / math.sqrt(len(d))
@@ -123,8 +160,8 @@ def test_ratio_difference_is_the_delta_method_on_direct_influences(seed, n):
     x1, x0 = rng.integers(0, 4, n), rng.integers(0, 4, n)
     x1[0] = x0[0] = 1  # both ratios defined
     y1, y0 = rng.binomial(x1, 0.4), rng.binomial(x0, 0.5)
-    t = B.BalanceTally(1, paired=True)
-    t.add((y1[:, None], x1[:, None]), (y0[:, None], x0[:, None]))
+    t = one_metric_tally()
+    t.add(block(y1[:, None], x1[:, None]), block(y0[:, None], x0[:, None]))
     r1, r0 = y1.sum() / x1.sum(), y0.sum() / x0.sum()
     z = (y1 - r1 * x1) / x1.mean() - (y0 - r0 * x0) / x0.mean()
     se = math.sqrt((z * z).sum() / (n - 1) / n)
@@ -140,9 +177,9 @@ def test_ratio_difference_is_the_delta_method_on_direct_influences(seed, n):
 
 
 def test_identical_games_are_not_tested(rec):
-    y, x = B.per_game(rec, RULES)
-    t = B.BalanceTally(y.shape[1], paired=True)
-    t.add((y, x), (y, x))
+    y, x = per_game(rec, RULES)
+    t = Tally.for_rules(RULES, paired=True)
+    t.add(block(y, x), block(y, x))
     for k in range(y.shape[1]):
         d, lo, hi, p = t.difference(k)
         assert d == 0 or math.isnan(d)
@@ -159,24 +196,27 @@ def test_holm_adjusts_step_down_and_ignores_nan():
     assert B.holm(np.array([0.9, 0.8]))[0] == 1.0
 
 
-def test_dial_round_histograms_of_the_kernel_aggregates_equal_reference_games():
-    # The per-round Dial histograms counted in the kernel (records=False) against the
+def test_dial_round_histograms_equal_reference_games():
+    # The per-round Dial histograms counted from kernel records, block by block, against the
     # trajectories of the same games played by the reference engine, and their quantiles
     # against numpy's inverted-CDF quantiles of those trajectories.
+    from fbsim.experiments.run.runner import Arm, run_blocks
+
     rules = load_rules(sets=["players=6"])
     lineup = parse_lineup("random", [], 6)  # random bots: some games collapse, some not
     games = 120
-    agg = simulate(rules, lineup, seed=9, n_games=games, records=False, chunk=7)
+    t = Tally.for_rules(rules)
+    run_blocks([Arm(rules, lineup)], 9, 0, games,
+               lambda first, recs: t.add(t.measure(recs[0], rules)), block=7)
     recs = [play_game(rules, lineup, 9, g) for g in range(games)]
     traj = np.array([r.dial_by_round for r in recs])
-    assert agg["dial_round_hist"].shape == (rules.rounds, 1024)
+    assert t.dial_round_hist.shape == (rules.rounds, 1024)
     for r in range(rules.rounds):
         want = np.bincount(traj[:, r] - DIAL_HIST_LO, minlength=1024)
-        assert np.array_equal(agg["dial_round_hist"][r], want), r
+        assert np.array_equal(t.dial_round_hist[r], want), r
         for q in (0.05, 0.5, 0.95):
-            assert hist_quantile(agg["dial_round_hist"][r], q, DIAL_HIST_LO) == np.quantile(
+            assert hist_quantile(t.dial_round_hist[r], q, DIAL_HIST_LO) == np.quantile(
                 traj[:, r], q, method="inverted_cdf")
     assert np.array_equal(traj[:, -1], [r.final_dial for r in recs])
     # the fan covers games that collapsed early and games that survived
-    assert (traj[:, -1] >= rules.dial.collapse).any() and (traj[:, -1] < 510).any()
-    assert any(r.rounds_played < rules.rounds for r in recs)
+    assert (traj[:, -1] >= rules.dial.collapse).any() and (traj[:, -1] < rules.dial.severe).any()

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from fbsim.experiments.metrics.tables import sweep_tables
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.cluster import open_client
 from fbsim.experiments.run.runner import Task, count_task
@@ -45,11 +46,11 @@ def test_tasks_split_across_a_point_merge_exactly():
     parts = [count_task(Task(8, a, n, b, (b, p))) for a, n in ((0, 1234), (1234, 3000),
                                                                (4234, 766))]
     for idx in (0, 1):
-        merged = Tally()
+        merged = Tally.for_rules(b.rules, paired=True)
         for part in reversed(parts):  # in any order
             merged.merge(part[idx])
-        w, o, s = whole[idx].tables(p.rules if idx else b.rules, {}, idx, 0)
-        w2, o2, s2 = merged.tables(p.rules if idx else b.rules, {}, idx, 0)
+        w, o, s = sweep_tables(whole[idx], p.rules if idx else b.rules, {}, idx, 0)
+        w2, o2, s2 = sweep_tables(merged, p.rules if idx else b.rules, {}, idx, 0)
         assert w.equals(w2) and o.equals(o2) and s.equals(s2)
 
 

@@ -1,10 +1,21 @@
-"""Counting one sweep point's games, and the tidy tables derived from the counts.
+"""Counting one setting's games: integer moments of every metric, merged exactly.
 
-A `Tally` holds only integers: the kernel's aggregate counters, summed over blocks of games,
-and for the paired differences against the baseline point the sums of d and d^2, where
-d = x(point) - x(baseline) is computed game by game on the same games (common random
-numbers). Rates and intervals are derived from these integers at the end, so the tables do not
-depend on how the games were split into blocks or threads.
+A `Tally` keeps, for every metric of `fbsim.experiments.metrics.definitions`, the integer sums
+of y and x and of their products; paired against a baseline played on the same games (common
+random numbers) it also keeps the baseline's (y, x) and all cross products, so a difference
+gets a paired interval. It keeps the Dial histograms too. Blocks, tasks and machines merge by
+adding integers, so no number depends on how the games were split.
+
+Estimates:
+- `rate(k)`: a share of games with its Wilson interval (as everywhere in fbsim);
+- `estimate(k)`: R = sum(y) / sum(x) with the delta-method normal interval,
+  se(R)^2 = sum((y - R x)^2) / (n (n - 1) xbar^2);
+- `difference(k)`: D = R_new - R_old on the same games, with the paired delta-method interval:
+  the per-game influence z = (y1 - R1 x1) / xbar1 - (y0 - R0 x0) / xbar0 has mean 0 and
+  se(D)^2 = sum(z^2) / (n (n - 1)); with x = 1 this is the paired interval of mean
+  differences;
+- `paired_sums(k)`: sum(d) and sum(d^2) of d = y(point) - y(baseline), exact integers (the
+  sweep tables' paired differences, `fbsim.experiments.metrics.stats.paired`).
 """
 
 from __future__ import annotations
@@ -12,100 +23,150 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 
-from fbsim.experiments.metrics.stats import hist_quantile, paired, wilson
-from fbsim.game import layout as L
-from fbsim.kernel import aggregate_records
-from fbsim.kernel.layout import DIAL_HIST_LO
-from fbsim.rules import Rules, rules_hash
-
-QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+from fbsim.experiments.metrics.definitions import (
+    DIAL_BINS,
+    Block,
+    Metric,
+    measure,
+    metrics,
+)
+from fbsim.experiments.metrics.stats import Z95, wilson
+from fbsim.rules import Rules
 
 
 def bot_names() -> tuple[str, ...]:
+    """The bots whose wins are counted (in the kernel's bot-id order)."""
     from fbsim.kernel.dispatch import compiled_bots
 
     return compiled_bots()
 
 
-def pair_keys() -> list[tuple[str, str]]:
-    """The indicators whose paired differences are kept: (kind, name)."""
-    return ([("agenda", a) for a in L.AGENDA_NAMES] + [("bot", b) for b in bot_names()]
-            + [("outcome", "everyone_loses"), ("outcome", "collapse")])
-
-
-def compact(rec: dict) -> np.ndarray:
-    """Per game: the winner's Agenda (-1: nobody), the winner's bot id, the end code (int8)."""
-    w = rec["winner"]
-    won = w >= 0
-    idx = np.arange(len(w))
-    ws = np.where(won, w, 0)
-    out = np.empty((len(w), 3), dtype=np.int8)
-    out[:, 0] = np.where(won, rec["agenda"][idx, ws], -1)
-    out[:, 1] = np.where(won, rec["bot"][idx, ws], -1)
-    out[:, 2] = rec["end"]
-    return out
-
-
-def indicators(c: np.ndarray) -> np.ndarray:
-    """The 0/1 indicators of `pair_keys()` for each game of a compact block."""
-    nb = len(bot_names())
-    x = np.zeros((len(c), 3 + nb + 2), dtype=np.int8)
-    for a in range(3):
-        x[:, a] = c[:, 0] == a
-    for b in range(nb):
-        x[:, 3 + b] = c[:, 1] == b
-    x[:, 3 + nb] = c[:, 0] < 0
-    x[:, 4 + nb] = c[:, 2] != L.END_SURVIVED
-    return x
-
-
 class Tally:
-    def __init__(self):
-        self.counts: dict | None = None
-        k = len(pair_keys())
-        self.pair_sum = np.zeros(k, dtype=np.int64)
-        self.pair_sq = np.zeros(k, dtype=np.int64)
-        self.paired_games = 0
+    """Integer moments of the metrics of one table size: of (y, x), and paired of
+    (y_new, x_new, y_old, x_old)."""
 
-    @property
-    def games(self) -> int:
-        return 0 if self.counts is None else int(self.counts["games"])
+    def __init__(self, players: int, rounds: int, paired: bool = False,
+                 bots: tuple[str, ...] | None = None):
+        self.players, self.rounds, self.paired = players, rounds, paired
+        self.bots = bot_names() if bots is None else tuple(bots)
+        self.metrics: list[Metric] = metrics(players, self.bots)
+        self.index = {m.key: k for k, m in enumerate(self.metrics)}
+        w = 4 if paired else 2
+        k = len(self.metrics)
+        self.games = 0
+        self.s1 = np.zeros((k, w), dtype=np.int64)
+        self.s2 = np.zeros((k, w, w), dtype=np.int64)
+        self.dial_hist = np.zeros(DIAL_BINS, dtype=np.int64)
+        self.dial_round_hist = np.zeros((rounds, DIAL_BINS), dtype=np.int64)
+        # paired: the baseline's (old rules') final Dial histogram
+        self.old_dial_hist = np.zeros(DIAL_BINS, dtype=np.int64)
+        self.old_dial_round_hist: np.ndarray | None = None
 
-    def add(self, rec: dict, rules: Rules, mine: np.ndarray, base: np.ndarray | None) -> None:
-        c = aggregate_records(rec, rules)
-        if self.counts is None:
-            self.counts = c
-        else:
-            for k, v in c.items():
-                self.counts[k] = self.counts[k] + v
-        if base is not None:
-            d = indicators(mine).astype(np.int64) - indicators(base)
-            self.pair_sum += d.sum(axis=0)
-            self.pair_sq += (d * d).sum(axis=0)
-            self.paired_games += len(d)
+    @classmethod
+    def for_rules(cls, rules: Rules, paired: bool = False) -> Tally:
+        return cls(rules.players, rules.rounds, paired)
+
+    def measure(self, rec: dict, rules: Rules) -> Block:
+        return measure(rec, rules, self.bots, self.metrics)
+
+    def add(self, block: Block, base: Block | None = None) -> Tally:
+        """Count one block of games (and, paired, the baseline's same games)."""
+        parts = [block.y, block.x] + ([base.y, base.x] if self.paired else [])
+        v = np.stack(parts, axis=2)  # [games, metrics, w]
+        self.games += v.shape[0]
+        self.s1 += v.sum(axis=0)
+        self.s2 += np.einsum("gki,gkj->kij", v, v)
+        self.dial_hist += block.dial_hist
+        self.dial_round_hist += block.dial_round_hist
+        if self.paired:
+            self.old_dial_hist += base.dial_hist
+            if self.old_dial_round_hist is None:
+                self.old_dial_round_hist = np.zeros_like(base.dial_round_hist)
+            self.old_dial_round_hist += base.dial_round_hist
+        return self
 
     def merge(self, other: Tally) -> Tally:
-        """Add another tally of the same point over other games (exact: integers only)."""
-        if other.counts is not None:
-            if self.counts is None:
-                self.counts = {k: (v.copy() if isinstance(v, np.ndarray) else v)
-                               for k, v in other.counts.items()}
-            else:
-                for k, v in other.counts.items():
-                    self.counts[k] = self.counts[k] + v
-        self.pair_sum += other.pair_sum
-        self.pair_sq += other.pair_sq
-        self.paired_games += other.paired_games
+        """Add another tally of the same setting over other games (exact: integers only)."""
+        self.games += other.games
+        self.s1 += other.s1
+        self.s2 += other.s2
+        self.dial_hist += other.dial_hist
+        self.dial_round_hist += other.dial_round_hist
+        self.old_dial_hist += other.old_dial_hist
+        if other.old_dial_round_hist is not None:
+            if self.old_dial_round_hist is None:
+                self.old_dial_round_hist = np.zeros_like(other.old_dial_round_hist)
+            self.old_dial_round_hist += other.old_dial_round_hist
         return self
+
+    # ------------------------------------------------------------------ sums
+
+    def total(self, key: str, old: bool = False) -> int:
+        """sum(y) of a metric over the games."""
+        return int(self.s1[self.index[key], 2 if old else 0])
+
+    def denominator(self, key: str, old: bool = False) -> int:
+        """sum(x) of a metric over the games."""
+        return int(self.s1[self.index[key], 3 if old else 1])
+
+    def paired_sums(self, key: str) -> tuple[int, int]:
+        """sum(d), sum(d^2) of d = y(this) - y(baseline), game by game."""
+        k = self.index[key]
+        s2 = self.s2[k]
+        d = int(self.s1[k, 0]) - int(self.s1[k, 2])
+        dd = int(s2[0, 0]) - 2 * int(s2[0, 2]) + int(s2[2, 2])
+        return d, dd
+
+    # ------------------------------------------------------------------ estimates
+
+    def rate(self, k: int, old: bool = False) -> tuple[float, float, float]:
+        """A share of games (x = 1, y in {0, 1}) with its Wilson interval."""
+        return wilson(int(self.s1[k, 2 if old else 0]), self.games)
+
+    def estimate(self, k: int, old: bool = False) -> tuple[float, float, float]:
+        """(value, low, high) of metric k (the old rules' when `old`)."""
+        i = 2 if old else 0
+        n = self.games
+        sy, sx = int(self.s1[k, i]), int(self.s1[k, i + 1])
+        if n == 0 or sx == 0:
+            return math.nan, math.nan, math.nan
+        r = sy / sx
+        if n < 2:
+            return r, math.nan, math.nan
+        syy, sxx, sxy = (int(self.s2[k, i, i]), int(self.s2[k, i + 1, i + 1]),
+                         int(self.s2[k, i, i + 1]))
+        var = max(0.0, (syy - 2 * r * sxy + r * r * sxx) / (n - 1))
+        half = Z95 * math.sqrt(var / n) / (sx / n)
+        return r, r - half, r + half
+
+    def difference(self, k: int) -> tuple[float, float, float, float]:
+        """(D, low, high, p) of R_new - R_old of metric k on the same games; p is NaN when the
+        metric is the same in every game (or undefined under either rules)."""
+        n = self.games
+        s1 = self.s1[k].astype(np.float64)
+        if not self.paired or n < 2 or s1[1] == 0 or s1[3] == 0:
+            return math.nan, math.nan, math.nan, math.nan
+        r1, r0 = s1[0] / s1[1], s1[2] / s1[3]
+        xb1, xb0 = s1[1] / n, s1[3] / n
+        a = np.array([1 / xb1, -r1 / xb1, -1 / xb0, r0 / xb0])
+        ss = float(a @ self.s2[k].astype(np.float64) @ a)  # sum of z^2 (z has mean 0)
+        d = float(r1 - r0)
+        se = math.sqrt(max(0.0, ss) / (n - 1) / n)
+        # no spread at all: every game moved by exactly d; d == 0 means the metric is
+        # identical in every game (nothing to test: p is NaN and it leaves the family)
+        if se == 0.0 or se < 1e-12 * max(1.0, abs(d)):
+            return d, d, d, (math.nan if d == 0 else 0.0)
+        p = math.erfc(abs(d) / se / math.sqrt(2))
+        return d, d - Z95 * se, d + Z95 * se, p
+
+    # ------------------------------------------------------------------ --ci-width
 
     def half_widths(self) -> list[float]:
         """The Wilson half-width of each Agenda's win rate (for --ci-width)."""
-        n = self.games
         out = []
-        for a in range(3):
-            _, lo, hi = wilson(int(self.counts["wins_agenda"][a]), n)
+        for a in ("steward", "opportunist", "accelerationist"):
+            _, lo, hi = wilson(self.total(f"win_{a}"), self.games)
             out.append((hi - lo) / 2)
         return out
 
@@ -114,93 +175,36 @@ class Tally:
         (normal approximation)."""
         n = max(1, self.games)
         worst = 0.0
-        for a in range(3):
-            p = (int(self.counts["wins_agenda"][a]) + 0.5) / (n + 1)
+        for a in ("steward", "opportunist", "accelerationist"):
+            p = (self.total(f"win_{a}") + 0.5) / (n + 1)
             worst = max(worst, p * (1 - p))
-        return int(math.ceil(1.959963984540054 ** 2 * worst / (width * width)))
+        return int(math.ceil(Z95 ** 2 * worst / (width * width)))
 
-    # ------------------------------------------------------------------ tables
+    # ------------------------------------------------------------------ keeping
 
-    def _pair(self, i: int) -> tuple[float, float, float]:
-        if self.paired_games == 0:
-            return math.nan, math.nan, math.nan
-        return paired(int(self.pair_sum[i]), int(self.pair_sq[i]), self.paired_games)
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The integer state, e.g. to keep a finished part of a run on disk."""
+        out = {"games": np.int64(self.games), "s1": self.s1, "s2": self.s2,
+               "dial_hist": self.dial_hist, "dial_round_hist": self.dial_round_hist,
+               "old_dial_hist": self.old_dial_hist}
+        if self.old_dial_round_hist is not None:
+            out["old_dial_round_hist"] = self.old_dial_round_hist
+        return out
 
-    def tables(self, rules: Rules, coords: dict, point: int = 0, baseline: int = 0
-               ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-        """(win_rates, outcomes, seats) for this point; `coords` become leading columns."""
-        c = self.counts
-        n = self.games
-        players = rules.players
-        keys = pair_keys()
-        lead = {"point": point, **coords, "baseline_point": baseline}
-        h = rules_hash(rules)
-        names = bot_names()
-        rows = []
-        for i, (kind, name) in enumerate(keys):
-            if kind == "agenda":
-                a = L.AGENDA_NAMES.index(name)
-                wins, seats = int(c["wins_agenda"][a]), int(c["dealt"][a])
-            elif kind == "bot":
-                b = names.index(name)
-                wins, seats = int(c["wins_bot"][b]), int(c["seats_bot"][b])
-                if seats == 0 and self.pair_sum[i] == 0 and self.pair_sq[i] == 0:
-                    continue  # a bot that sat at neither this point nor its baseline
-            else:
-                continue
-            rate, lo, hi = wilson(wins, n)
-            d, dlo, dhi = self._pair(i)
-            rows.append({**lead, "kind": kind, "name": name, "games": n, "wins": wins,
-                         "rate": rate, "ci_low": lo, "ci_high": hi, "seats": seats,
-                         "seat_rate": wins / seats if seats else math.nan,
-                         "fair_share": seats / (n * players) if n else math.nan,
-                         "diff": d, "diff_ci_low": dlo, "diff_ci_high": dhi,
-                         "paired_games": self.paired_games, "rules_hash": h})
-        win_rates = pd.DataFrame(rows)
+    def load_arrays(self, z) -> Tally:
+        self.games = int(z["games"])
+        for k in ("s1", "s2", "dial_hist", "dial_round_hist", "old_dial_hist",
+                  "old_dial_round_hist"):
+            if k in z:
+                setattr(self, k, np.array(z[k], dtype=np.int64))
+        return self
 
-        ends, bands = c["ends"], c["bands"]
-        collapses = int(ends[L.END_COLLAPSE_WORLD] + ends[L.END_COLLAPSE_REVEAL])
-        nobody = int(c["nobody"])
-        out = {**lead, "games": n}
-        for label, k, i in (("collapse", collapses, len(keys) - 1),
-                            ("everyone_loses", nobody, len(keys) - 2)):
-            rate, lo, hi = wilson(k, n)
-            d, dlo, dhi = self._pair(i)
-            out.update({f"{label}s" if label == "collapse" else f"{label}_games": k,
-                        f"{label}_rate": rate, f"{label}_ci_low": lo,
-                        f"{label}_ci_high": hi, f"{label}_diff": d,
-                        f"{label}_diff_ci_low": dlo, f"{label}_diff_ci_high": dhi})
-        out["collapse_world_rate"] = int(ends[L.END_COLLAPSE_WORLD]) / n
-        out["collapse_reveal_rate"] = int(ends[L.END_COLLAPSE_REVEAL]) / n
-        for b, name in enumerate(L.BAND_NAMES):
-            out[f"band_{name}"] = int(bands[b]) / n
-        mean = c["dial_sum"] / n
-        out["dial_mean"] = mean
-        out["dial_sd"] = math.sqrt(max(0.0, c["dial_sq_sum"] / n - mean * mean))
-        for q in QUANTILES:
-            out[f"dial_q{int(round(q * 100)):02d}"] = hist_quantile(c["dial_hist"], q,
-                                                                    DIAL_HIST_LO)
-        out["rounds_mean"] = c["rounds_sum"] / n
-        for a, name in enumerate(L.AGENDA_NAMES):
-            k = int(c["legacy_n"][a])
-            out[f"legacy_mean_{name}"] = int(c["legacy_sum"][a]) / k if k else math.nan
-        seats_total = n * players
-        out["masks_used_per_seat"] = c["masks_used"] / seats_total
-        out["fog_in_per_game"] = c["fog_in"] / n
-        out["fog_requested_per_game"] = c["fog_requested"] / n
-        out["fog_received_per_game"] = c["fog_received"] / n
-        out["overclaim_per_game"] = c["overclaim"] / n
-        out["overclaimer_share"] = c["overclaimers"] / seats_total
-        out["paired_games"] = self.paired_games
-        out["rules_hash"] = h
-        outcomes = pd.DataFrame([out])
+    def counts(self, old: bool = False) -> dict:
+        """The Dial histograms and seats dealt per Agenda (of the old rules when `old`)."""
+        from fbsim.game import layout as L
 
-        seat_rows = []
-        for s in range(players):
-            wins = int(c["wins_seat"][s])
-            rate, lo, hi = wilson(wins, n)
-            seat_rows.append({**lead, "seat": s, "place": (s - rules.first_player) % players,
-                              "games": n, "wins": wins, "rate": rate, "ci_low": lo,
-                              "ci_high": hi, "fair_share": 1 / players, "rules_hash": h})
-        seats = pd.DataFrame(seat_rows)
-        return win_rates, outcomes, seats
+        return {"games": self.games,
+                "dial_hist": self.old_dial_hist if old else self.dial_hist,
+                "dial_round_hist": self.old_dial_round_hist if old else self.dial_round_hist,
+                "dealt": np.array([self.total(f"dealt_{a}", old) for a in L.AGENDA_NAMES],
+                                  dtype=np.int64)}

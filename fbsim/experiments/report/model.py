@@ -1,12 +1,10 @@
 """`fbsim report` and `fbsim.report(...)`: play a rules file (and, with --against, the old
 rules on the same games) at every table size, and gather what the report page shows.
 
-For each table size the kernel plays games 0..N-1 of the seed in blocks, once with the new
-rules and, when comparing, once with the old; each block adds to a `BalanceTally` (paired
-moments of every metric, `fbsim.experiments.metrics.balance`) and to the kernel's aggregate counters
-(`Tally`: the final Dial histogram, the Dial histogram of every round, bands, seats). Memory
-does not grow with the number of games; the tables do not depend on the block size or the
-thread count.
+For each table size the runner plays games 0..N-1 of the seed in blocks, under the new
+rules and, when comparing, the old; each block adds to one `Tally` (integer moments of every
+metric, paired between old and new, and the Dial histograms). Memory does not grow with the
+number of games; the tables do not depend on the block size or the thread count.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ import pandas as pd
 
 from fbsim.errors import UsageError
 from fbsim.experiments.metrics import balance as B
-from fbsim.experiments.metrics.tally import Tally, compact
+from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso
 from fbsim.experiments.run.runner import Arm, NoProgress, run_blocks
 from fbsim.game import layout as L
@@ -37,7 +35,7 @@ class TableResult:
 
     players: int
     rules: Rules
-    counts: dict  # the kernel's aggregate counters (fbsim.kernel.aggregate_names)
+    counts: dict  # Dial histograms and seats dealt (`Tally.counts`)
     old_rules: Rules | None = None
     old_counts: dict | None = None
 
@@ -105,14 +103,15 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     try:
         for (n, new, old, lu), part in zip(setups, parts, strict=True):
             if part is not None and part.is_file():
-                bt, c_new, c_old = _load_part(part, compare)
+                tally = _load_part(part, new, compare)
             else:
-                bt, c_new, c_old = _play_table(new, old, lu, games, seed, progress)
+                tally = _play_table(new, old, lu, games, seed, progress)
                 if part is not None:
-                    _save_part(part, bt, c_new, c_old)
-            frames.append(B.table(bt, n, B.fair_shares(c_new, new),
-                                  B.fair_shares(c_old, old) if compare else None))
-            tables.append(TableResult(n, new, c_new, old, c_old))
+                    _save_part(part, tally)
+            frames.append(B.table(tally, n, B.fair_shares(tally, new),
+                                  B.fair_shares(tally, old, old=True) if compare else None))
+            tables.append(TableResult(n, new, tally.counts(), old,
+                                      tally.counts(old=True) if compare else None))
     finally:
         progress.close()
     df = pd.concat(frames, ignore_index=True)
@@ -138,22 +137,18 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     return rep
 
 
-def _play_table(new: Rules, old: Rules | None, lu: Lineup, games: int, seed: int, progress):
+def _play_table(new: Rules, old: Rules | None, lu: Lineup, games: int, seed: int,
+                progress) -> Tally:
     """One table size: games 0..games-1 under the new (and old) rules, in blocks."""
-    bt = B.BalanceTally(len(B.metrics(new.players)), paired=old is not None)
-    t_new, t_old = Tally(), Tally()
+    tally = Tally.for_rules(new, paired=old is not None)
     arms = [Arm(new, lu)] + ([Arm(old, lu)] if old is not None else [])
 
     def consume(first: int, recs: list[dict]) -> None:
-        t_new.add(recs[0], new, compact(recs[0]), None)
-        if old is not None:
-            t_old.add(recs[1], old, compact(recs[1]), None)
-            bt.add(B.per_game(recs[0], new), B.per_game(recs[1], old))
-        else:
-            bt.add(B.per_game(recs[0], new))
+        block = tally.measure(recs[0], new)
+        tally.add(block, tally.measure(recs[1], old) if old is not None else None)
 
     run_blocks(arms, seed, 0, games, consume, progress)
-    return bt, t_new.counts, (t_old.counts if old is not None else None)
+    return tally
 
 
 # ------------------------------------------------------------------------------ resuming
@@ -169,40 +164,28 @@ def _part_path(folder, new: Rules, old: Rules | None, lu: Lineup, games: int,
     doc = json.dumps({"new": rules_to_toml(new, comments=False),
                       "old": None if old is None else rules_to_toml(old, comments=False),
                       "lineup": lu.describe(), "games": games, "seed": seed,
-                      "kernel": KERNEL_VERSION, "metrics": [m.key for m in
-                                                            B.metrics(new.players)]},
+                      "kernel": KERNEL_VERSION,
+                      "metrics": [m.key for m in Tally.for_rules(new).metrics]},
                      sort_keys=True)
     return Path(folder) / f"p{new.players}-{hashlib.sha256(doc.encode()).hexdigest()[:16]}.npz"
 
 
-def _save_part(path: Path, bt: B.BalanceTally, c_new: dict, c_old: dict | None) -> None:
+def _save_part(path: Path, tally: Tally) -> None:
     import os
 
     import numpy as np
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    arrays = {"games": np.int64(bt.games), "s1": bt.s1, "s2": bt.s2}
-    for tag, counts in (("new", c_new), ("old", c_old)):
-        for k, v in (counts or {}).items():
-            arrays[f"{tag}.{k}"] = np.asarray(v, dtype=np.int64)
     tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.npz")
-    np.savez(tmp, **arrays)
+    np.savez(tmp, **tally.arrays())
     os.replace(tmp, path)
 
 
-def _load_part(path: Path, paired: bool):
+def _load_part(path: Path, rules: Rules, paired: bool) -> Tally:
     import numpy as np
 
     with np.load(path) as z:
-        bt = B.BalanceTally(z["s1"].shape[0], paired)
-        bt.games, bt.s1, bt.s2 = int(z["games"]), z["s1"].copy(), z["s2"].copy()
-        counts: dict[str, dict] = {"new": {}, "old": {}}
-        for key in z.files:
-            if "." in key:
-                tag, name = key.split(".", 1)
-                v = z[key]
-                counts[tag][name] = int(v) if v.ndim == 0 else v.copy()
-    return bt, counts["new"], (counts["old"] if paired else None)
+        return Tally.for_rules(rules, paired).load_arrays(z)
 
 
 def clear_resume(folder: str | Path | None) -> None:

@@ -23,12 +23,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fbsim.experiments.metrics import balance as B  # noqa: E402
+from fbsim.experiments.metrics.definitions import DIAL_HIST_LO, SECTIONS  # noqa: E402
 from fbsim.experiments.metrics.stats import hist_quantile  # noqa: E402
 from fbsim.experiments.report.model import BalanceReport  # noqa: E402
 from fbsim.experiments.report.plots import COLOURS  # noqa: E402
 from fbsim.game import layout as L  # noqa: E402
-from fbsim.kernel.layout import DIAL_HIST_LO  # noqa: E402
 
 BAND_COLOURS = {"warming": "#8ecae6", "severe": "#ffb703", "extreme": "#fb8500",
                 "collapse": "#6a040f"}
@@ -449,22 +448,22 @@ def render(rep: BalanceReport) -> str:
 
     if rep.paired:
         parts.append("<h2>What changed</h2>" + fig(fig_forest(rep), "paired differences"))
-    parts.append(f"<h2>{B.SECTIONS['wins']}</h2>" + fig(fig_wins(rep), "win rate per Agenda")
+    parts.append(f"<h2>{SECTIONS['wins']}</h2>" + fig(fig_wins(rep), "win rate per Agenda")
                  + section_table(rep, "wins"))
-    parts.append(f"<h2>{B.SECTIONS['world']}</h2>" + fig(fig_outcomes(rep), "final bands")
+    parts.append(f"<h2>{SECTIONS['world']}</h2>" + fig(fig_outcomes(rep), "final bands")
                  + fig(fig_final_dial(rep), "final Dial distribution")
                  + section_table(rep, "world"))
     parts.append("<h2>The Dial round by round</h2>"
                  + fig(fig_trajectory(rep), "Dial trajectory fan chart")
                  + trajectory_table(rep))
-    parts.append(f"<h2>{B.SECTIONS['seats']}</h2>" + fig(fig_seats(rep), "win rate by place")
+    parts.append(f"<h2>{SECTIONS['seats']}</h2>" + fig(fig_seats(rep), "win rate by place")
                  + section_table(rep, "seats"))
-    parts.append(f"<h2>{B.SECTIONS['fog']}</h2>" + fig(fig_fog(rep), "Fog pot flows")
+    parts.append(f"<h2>{SECTIONS['fog']}</h2>" + fig(fig_fog(rep), "Fog pot flows")
                  + section_table(rep, "fog"))
-    parts.append(f"<h2>{B.SECTIONS['accusation']}</h2>"
+    parts.append(f"<h2>{SECTIONS['accusation']}</h2>"
                  + fig(fig_accusation(rep), "Accusation accuracy")
                  + section_table(rep, "accusation"))
-    parts.append(f"<h2>{B.SECTIONS['legacy']}</h2>" + section_table(rep, "legacy"))
+    parts.append(f"<h2>{SECTIONS['legacy']}</h2>" + section_table(rep, "legacy"))
     parts.append("<h2>Exploitability</h2>" + exploit_section(rep))
     parts.append(notes(rep))
     parts.append("</main></body></html>\n")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from fbsim.experiments.metrics.tally import Tally, compact
+from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.spec import Point, SweepSpec
 from fbsim.game.lineup import Lineup
 from fbsim.rules import Rules
@@ -71,12 +71,13 @@ def play(arm: Arm, seed: int, first: int, n: int) -> dict:
 
 def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
                consume: Callable[[int, list[dict]], None], progress: Progress | None = None,
-               weight: int | None = None, block: int = BLOCK) -> None:
+               weight: int | None = None, block: int | None = None) -> None:
     """Play games [first, first + n) under every arm, block by block, and hand each block's
     records (one dict per arm, in order) to `consume(first_game_of_block, records)`.
     `progress.advance(m * weight)` follows each block of m games (weight: the arms counted,
     default all)."""
     weight = len(arms) if weight is None else weight
+    block = BLOCK if block is None else block
     done, end = first, first + n
     while done < end:
         m = min(block, end - done)
@@ -109,17 +110,18 @@ class Task:
 def count_task(task: Task, progress: Progress | None = None) -> dict[int, Tally]:
     """One `Tally` per point of the task: its games counted, each paired game by game with
     the baseline's same games (played once for the whole task)."""
-    out = {p.index: Tally() for p in task.points}
+    out = {p.index: Tally.for_rules(p.rules, paired=True) for p in task.points}
     others = [p for p in task.points if p.index != task.baseline.index]
     arms = [Arm(task.baseline.rules, task.baseline.lineup)]
     arms += [Arm(p.rules, p.lineup) for p in others]
+    counter = Tally.for_rules(task.baseline.rules)  # measures the baseline's games
 
     def consume(first: int, recs: list[dict]) -> None:
-        base = compact(recs[0])
+        base = counter.measure(recs[0], task.baseline.rules)
         if task.baseline.index in out:
-            out[task.baseline.index].add(recs[0], task.baseline.rules, base, base)
+            out[task.baseline.index].add(base, base)
         for p, rec in zip(others, recs[1:], strict=True):
-            out[p.index].add(rec, p.rules, compact(rec), base)
+            out[p.index].add(out[p.index].measure(rec, p.rules), base)
 
     with KERNEL_LOCK:
         if task.threads:
@@ -177,7 +179,7 @@ def run_points(spec: SweepSpec, todo: list[Point], by_index: dict[int, Point],
     target = {p.index: (min(spec.min_games, spec.max_games) if adaptive else spec.games)
               for p in todo}
     done = {p.index: 0 for p in todo}
-    tallies = {p.index: Tally() for p in todo}
+    tallies = {p.index: Tally.for_rules(p.rules, paired=True) for p in todo}
     open_points = list(todo)
     played = 0
     while open_points:

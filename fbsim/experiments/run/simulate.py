@@ -15,7 +15,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fbsim.experiments.metrics.tally import Tally, compact
+from fbsim.experiments.metrics.tables import sweep_tables
+from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import META_KEY, base_provenance, now_iso, write_table
 from fbsim.experiments.run.runner import Arm, NoProgress, run_blocks
 from fbsim.experiments.run.spec import SpecError, SweepSpec, build_points
@@ -87,14 +88,14 @@ def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = 
     _, (point,) = build_points(spec)
     progress = progress or NoProgress()
     started = now_iso()
-    tally = Tally()
+    tally = Tally.for_rules(point.rules)
     writer = None
     progress.start(games, f"{players} players")
 
     def consume(first: int, recs: list[dict]) -> None:
         nonlocal writer
         (rec,) = recs
-        tally.add(rec, point.rules, compact(rec), None)
+        tally.add(tally.measure(rec, point.rules))
         if records is not None:
             table = records_table(rec, point.rules)
             if writer is None:
@@ -114,7 +115,7 @@ def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = 
         progress.close()
         if writer is not None:
             writer.abort()
-    win, out, st = tally.tables(point.rules, {"players": players})
+    win, out, st = sweep_tables(tally, point.rules, {"players": players})
     prov = {**base_provenance(started), "kind": "simulation", "seed": seed, "games": games,
             "lineup": point.lineup.describe(), "rules_hash": rules_hash(point.rules),
             "rules_toml": rules_to_toml(point.rules, comments=False)}

@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from fbsim.errors import UsageError
+from fbsim.experiments.metrics.tables import sweep_tables
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso, read_table, write_table
 from fbsim.experiments.run.runner import NoProgress, Progress
@@ -108,7 +109,7 @@ def _clean_temporaries(out: Path) -> None:
 
 
 def _write_point(out: Path, point: Point, spec: SweepSpec, tally: Tally, started: str) -> None:
-    tables = tally.tables(point.rules, point.values, point.index, point.baseline)
+    tables = sweep_tables(tally, point.rules, point.values, point.index, point.baseline)
     prov = _point_provenance(spec, point, started, tally.games)
     final = _point_dir(out, point.index)
     tmp = final.with_name(f".{final.name}.tmp{os.getpid()}")
