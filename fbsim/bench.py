@@ -1,5 +1,13 @@
-"""`fbsim bench`: games per second of the kernel (1 thread, all threads) and of the reference
-engine, per table size, measured in one run, plus the kernel's cold compile and warm start.
+"""`fbsim bench`: games per second, per table size, measured in one run, of
+
+- **runner**: the path every command plays through (`fbsim.experiments.run.runner`): the
+  kernel's records of each block of games reduced to every metric (`Tally`), on 1 thread and
+  on all threads;
+- **kernel**: the kernel alone, the same blocks of records with no metric reduction;
+- **reference**: the readable reference engine, one game at a time;
+
+plus the kernel's cold compile and warm start. Read the figures as ratios: the machine's
+other load moves the absolute numbers.
 """
 
 from __future__ import annotations
@@ -12,17 +20,24 @@ import time
 
 import numba
 
+from fbsim.experiments.metrics.tally import Tally
+from fbsim.experiments.run.runner import Arm, run_blocks
 from fbsim.game.lineup import Lineup
-from fbsim.kernel import simulate
 from fbsim.reference.engine import play_game
 from fbsim.rules import Rules, load_rules
+
+PATHS = {
+    "runner": "the runner: kernel records reduced to every metric (what commands run)",
+    "kernel": "the kernel alone: records, no metrics",
+    "reference": "the reference engine, one game at a time",
+}
 
 _START_SNIPPET = """
 import time
 t0 = time.perf_counter()
 from fbsim.rules import load_rules
 from fbsim.kernel import simulate
-simulate(load_rules(), n_games=1, records=False)
+simulate(load_rules(), n_games=1)
 print(time.perf_counter() - t0)
 """
 
@@ -43,13 +58,25 @@ def time_to_first_game(cache_dir: str | None) -> float:
     return max(float(out.strip().splitlines()[-1]), 0.0) if out.strip() else wall
 
 
-def kernel_rate(rules: Rules, lineup: Lineup, games: int, threads: int, seed: int = 1) -> float:
+def path_rate(path: str, rules: Rules, lineup: Lineup, games: int, threads: int,
+              seed: int = 1) -> float:
+    """Games per second of the runner (with metrics) or the kernel alone (records only)."""
+    arm = Arm(rules, lineup)
+    tally = Tally.for_rules(rules)
+
+    def count(first: int, recs: list[dict]) -> None:
+        tally.add(tally.measure(recs[0], rules))
+
+    def drop(first: int, recs: list[dict]) -> None:
+        pass
+
+    consume = count if path == "runner" else drop
     prev = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        simulate(rules, lineup, seed, n_games=min(games, 2000), records=False)  # warm
+        run_blocks([arm], seed, 0, min(games, 2000), consume)  # warm
         t0 = time.perf_counter()
-        simulate(rules, lineup, seed, n_games=games, records=False)
+        run_blocks([arm], seed, 0, games, consume)
         return games / (time.perf_counter() - t0)
     finally:
         numba.set_num_threads(prev)
@@ -69,7 +96,7 @@ def run_bench(players=(3, 4, 5, 6), games: int = 200_000, ref_games: int = 300,
     lineup = lineup or Lineup()
     all_threads = numba.config.NUMBA_NUM_THREADS
     result: dict = {"threads": all_threads, "games": games, "ref_games": ref_games,
-                    "players": {}}
+                    "lineup": lineup.describe(), "paths": PATHS, "players": {}}
     if compile_times:
         with tempfile.TemporaryDirectory() as d:
             if echo:
@@ -81,13 +108,18 @@ def run_bench(players=(3, 4, 5, 6), games: int = 200_000, ref_games: int = 300,
         rules = load_rules(base=base, sets=[f"players={n}"])
         if echo:
             echo(f"{n} players ...")
-        one = kernel_rate(rules, lineup, games, 1)
-        many = kernel_rate(rules, lineup, games, all_threads)
-        ref = reference_rate(rules, lineup, ref_games)
-        result["players"][n] = {
-            "kernel_1_thread": one, "kernel_all_threads": many, "reference": ref,
-            "scaling": many / one, "kernel_vs_reference": one / ref,
-        }
+        row = {}
+        for path in ("runner", "kernel"):
+            row[f"{path}_1_thread"] = path_rate(path, rules, lineup, games, 1)
+            row[f"{path}_all_threads"] = path_rate(path, rules, lineup, games, all_threads)
+        row["reference"] = reference_rate(rules, lineup, ref_games)
+        row["us_per_game"] = {"runner": 1e6 / row["runner_1_thread"],
+                              "kernel": 1e6 / row["kernel_1_thread"],
+                              "reference": 1e6 / row["reference"]}
+        row["scaling"] = row["runner_all_threads"] / row["runner_1_thread"]
+        row["runner_vs_kernel"] = row["runner_1_thread"] / row["kernel_1_thread"]
+        row["runner_vs_reference"] = row["runner_1_thread"] / row["reference"]
+        result["players"][n] = row
     return result
 
 
@@ -145,15 +177,23 @@ def format_sweep_rates(res: dict) -> str:
 
 
 def format_bench(res: dict) -> str:
-    lines = [f"fbsim bench: kernel on 1 and {res['threads']} threads ({res['games']:,} games "
-             f"each), reference engine ({res['ref_games']} games); default lineup"]
+    th = res["threads"]
+    lines = [f"fbsim bench: {res['games']:,} games per runner and kernel measurement, "
+             f"{res['ref_games']} reference games; lineup {res['lineup']}"]
+    for name, what in res["paths"].items():
+        lines.append(f"  {name:<9} {what}")
     if "cold_start_s" in res:
         lines.append(f"  cold compile (empty cache) to first game: {res['cold_start_s']:.1f} s;"
                      f" warm start (cached): {res['warm_start_s']:.1f} s")
-    lines.append(f"  {'players':>7} {'1 thread':>12} {str(res['threads']) + ' threads':>12} "
-                 f"{'scaling':>8} {'reference':>10} {'kernel/ref':>11}")
+    lines.append(f"  {'players':>7} {'path':<9} {'us/game':>8} {'1 thread':>12} "
+                 f"{str(th) + ' threads':>12} {'scaling':>8}")
     for n, r in res["players"].items():
-        lines.append(f"  {n:>7} {r['kernel_1_thread']:>10,.0f}/s {r['kernel_all_threads']:>10,.0f}"
-                     f"/s {r['scaling']:>7.2f}x {r['reference']:>8,.0f}/s "
-                     f"{r['kernel_vs_reference']:>10,.0f}x")
+        for path in ("runner", "kernel"):
+            one, many = r[f"{path}_1_thread"], r[f"{path}_all_threads"]
+            lines.append(f"  {n:>7} {path:<9} {1e6 / one:>8.2f} {one:>10,.0f}/s "
+                         f"{many:>10,.0f}/s {many / one:>7.2f}x")
+        lines.append(f"  {n:>7} {'reference':<9} {1e6 / r['reference']:>8.1f} "
+                     f"{r['reference']:>10,.0f}/s")
+        lines.append(f"  {'':>7} runner/kernel {r['runner_vs_kernel']:.2f}, runner/reference "
+                     f"{r['runner_vs_reference']:,.0f}x")
     return "\n".join(lines)

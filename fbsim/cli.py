@@ -147,13 +147,15 @@ def replay_cmd(
         typer.echo(narrate(rec, rules, title), nl=False)
 
 
-@app.command("bench", help="Measure games per second: the kernel on 1 thread and on all "
-             "threads, and the reference engine.\n\nThe figures are measured in one run, so "
-             "read them as ratios; the machine's other load moves the absolute numbers.")
+@app.command("bench", help="Measure games per second of the runner (the path every command "
+             "plays through: kernel records reduced to every metric), of the kernel alone and "
+             "of the reference engine, on 1 thread and on all threads.\n\nThe figures are "
+             "measured in one run, so read them as ratios; the machine's other load moves "
+             "the absolute numbers.")
 def bench_cmd(
     players: Annotated[str, typer.Option(help="Table sizes to measure, e.g. 3..6 or 4.")
                        ] = "3..6",
-    games: Annotated[int, typer.Option(help="Kernel games per measurement.", min=1)
+    games: Annotated[int, typer.Option(help="Runner and kernel games per measurement.", min=1)
                      ] = 200_000,
     ref_games: Annotated[int, typer.Option(help="Reference-engine games per measurement.",
                                            min=1)] = 300,

@@ -73,10 +73,14 @@ class Tally:
     def add(self, block: Block, base: Block | None = None) -> Tally:
         """Count one block of games (and, paired, the baseline's same games)."""
         parts = [block.y, block.x] + ([base.y, base.x] if self.paired else [])
-        v = np.stack(parts, axis=2)  # [games, metrics, w]
-        self.games += v.shape[0]
-        self.s1 += v.sum(axis=0)
-        self.s2 += np.einsum("gki,gkj->kij", v, v)
+        self.games += block.games
+        for i, a in enumerate(parts):
+            self.s1[:, i] += a.sum(axis=0)
+            for j in range(i, len(parts)):
+                s = (a * parts[j]).sum(axis=0)  # per metric: sum over games of a * b
+                self.s2[:, i, j] += s
+                if j != i:
+                    self.s2[:, j, i] += s
         self.dial_hist += block.dial_hist
         self.dial_round_hist += block.dial_round_hist
         if self.paired:
