@@ -35,12 +35,15 @@ def column(key: str, players: int = 5) -> int:
 
 
 def per_game(rec: dict, rules) -> tuple[np.ndarray, np.ndarray]:
+    """(y, x) as [games, metrics]."""
     b = Tally.for_rules(rules).measure(rec, rules)
-    return b.y, b.x
+    return b.y.T, b.x.T
 
 
 def block(y, x) -> Block:
-    return Block(y, x, np.zeros(1024, dtype=np.int64), np.zeros((8, 1024), dtype=np.int64))
+    """A block from [games, metrics] arrays."""
+    return Block(np.ascontiguousarray(y.T), np.ascontiguousarray(x.T),
+                 np.zeros(1024, dtype=np.int64), np.zeros((8, 1024), dtype=np.int64))
 
 
 def one_metric_tally(paired_: bool = True) -> Tally:

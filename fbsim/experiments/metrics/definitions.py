@@ -53,6 +53,12 @@ class Metric:
     x: Callable | None = None  # per game; None: 1
 
 
+def seat_sum(a) -> np.ndarray:
+    """Per game, the sum over seats of a [games, seats] array (int64)."""
+    a = np.asarray(a)
+    return np.einsum("gs->g", a if a.dtype == np.int64 else a.astype(np.int64))
+
+
 class Games:
     """One block of kernel records with the per-game quantities metrics are built from."""
 
@@ -102,33 +108,33 @@ def metrics(players: int, bots: tuple[str, ...]) -> list[Metric]:
                    y=lambda G, p=p: G.winner == G.place_seat(p)) for p in range(players)]
     out += [
         Metric("masks_per_seat", "fog", "Masks used per seat", "mean", "masks",
-               y=lambda G: (G.rules.masks - G.rec["masks_left"]).sum(axis=1),
+               y=lambda G: seat_sum(G.rules.masks - G.rec["masks_left"]),
                x=lambda G: G.one * G.n),
         Metric("fog_in", "fog", "Pot inflow per game", "mean", "Capital",
-               y=lambda G: G.rec["fog_in"].sum(axis=1)),
+               y=lambda G: seat_sum(G.rec["fog_in"])),
         Metric("fog_requested", "fog", "Claims requested per game", "mean", "Capital",
-               y=lambda G: G.rec["fog_requested"].sum(axis=1)),
+               y=lambda G: seat_sum(G.rec["fog_requested"])),
         Metric("fog_received", "fog", "Claims received per game", "mean", "Capital",
-               y=lambda G: G.rec["fog_received"].sum(axis=1)),
+               y=lambda G: seat_sum(G.rec["fog_received"])),
         Metric("overclaim", "fog", "Over-claimed per game (received beyond own payments)",
-               "mean", "Capital", y=lambda G: np.where(G.over > 0, G.over, 0).sum(axis=1)),
+               "mean", "Capital", y=lambda G: seat_sum(np.where(G.over > 0, G.over, 0))),
         Metric("overclaimers", "fog", "Seats that over-claimed", "pct",
-               y=lambda G: (G.over > 0).sum(axis=1), x=lambda G: G.one * G.n),
+               y=lambda G: seat_sum(G.over > 0), x=lambda G: G.one * G.n),
         Metric("pot_lost", "fog", "Pot left unclaimed at the end", "mean", "Capital",
                y=lambda G: G.rec["pot_left"]),
         Metric("corners", "accusation", "Players cornered per game", "mean", "players",
-               y=lambda G: G.cornered.sum(axis=1)),
+               y=lambda G: seat_sum(G.cornered)),
         Metric("accuracy", "accusation",  # R-A3
                "Accuracy: cornered player was an Accelerationist", "pct",
-               y=lambda G: (G.cornered * G.accel).sum(axis=1),
-               x=lambda G: G.cornered.sum(axis=1)),
+               y=lambda G: seat_sum(G.cornered * G.accel),
+               x=lambda G: seat_sum(G.cornered)),
         Metric("points_at_accelerationists", "accusation",  # R-A1
                "Points aimed at Accelerationists", "pct",
-               y=lambda G: (G.rec["pointed_at"] * G.accel).sum(axis=1),
-               x=lambda G: G.rec["pointed_at"].sum(axis=1)),
+               y=lambda G: seat_sum(G.rec["pointed_at"] * G.accel),
+               x=lambda G: seat_sum(G.rec["pointed_at"])),
         Metric("reveal_share", "accusation", "Cornered players who revealed", "pct",
-               y=lambda G: (G.cornered - G.rec["paid"]).sum(axis=1),  # R-A4: reveal or pay
-               x=lambda G: G.cornered.sum(axis=1)),
+               y=lambda G: seat_sum(G.cornered - G.rec["paid"]),  # R-A4: reveal or pay
+               x=lambda G: seat_sum(G.cornered)),
         Metric("accelerationist_exposed", "accusation",
                "Games with an Accelerationist revealed (of games with one)", "pct",
                y=lambda G: (G.accel & (G.rec["revealed"] == 1)).any(axis=1),
@@ -136,18 +142,17 @@ def metrics(players: int, bots: tuple[str, ...]) -> list[Metric]:
     ]
     out += [Metric(f"legacy_{a}", "legacy", f"{a.capitalize()} Legacy (mean per seat)",
                    "mean", "Legacy",
-                   y=lambda G, i=i: (G.rec["legacy"] * (G.survived & (G.agenda == i))
-                                     ).sum(axis=1),
-                   x=lambda G, i=i: (G.survived & (G.agenda == i)).sum(axis=1))
+                   y=lambda G, i=i: seat_sum(G.rec["legacy"] * (G.survived & (G.agenda == i))),
+                   x=lambda G, i=i: seat_sum(G.survived & (G.agenda == i)))
             for i, a in enumerate(A)]
     # the sweep tables' own: seats dealt, wins and seats per bot, per seat, end kinds, spread
     out += [Metric(f"dealt_{a}", None, f"{a.capitalize()} seats dealt per game", "mean",
-                   y=lambda G, i=i: (G.agenda == i).sum(axis=1)) for i, a in enumerate(A)]
+                   y=lambda G, i=i: seat_sum(G.agenda == i)) for i, a in enumerate(A)]
     for b in bots:
         out.append(Metric(f"win_bot_{b}", None, f"{b} wins", "rate",
                           y=lambda G, b=b: G.win_bot == G.bot_id(b)))
         out.append(Metric(f"seats_bot_{b}", None, f"{b} seats per game", "mean",
-                          y=lambda G, b=b: (G.rec["bot"] == G.bot_id(b)).sum(axis=1)))
+                          y=lambda G, b=b: seat_sum(G.rec["bot"] == G.bot_id(b))))
     out += [Metric(f"win_seat_{s}", None, f"Seat {s} wins", "rate",
                    y=lambda G, s=s: G.winner == s) for s in range(players)]
     out += [Metric(f"end_{e.replace('-', '_')}", None, f"Ends: {e}", "rate",
@@ -166,14 +171,14 @@ def report_metrics(metric_list: list[Metric]) -> list[Metric]:
 class Block:
     """What one block of games adds: every metric's per-game (y, x) and the Dial histograms."""
 
-    y: np.ndarray  # int64 [games, metrics]
+    y: np.ndarray  # int64 [metrics, games]
     x: np.ndarray
     dial_hist: np.ndarray  # [DIAL_BINS]
     dial_round_hist: np.ndarray  # [rounds, DIAL_BINS]
 
     @property
     def games(self) -> int:
-        return self.y.shape[0]
+        return self.y.shape[1]
 
 
 def measure(rec: dict, rules: Rules, bots: tuple[str, ...],
@@ -181,9 +186,8 @@ def measure(rec: dict, rules: Rules, bots: tuple[str, ...],
     """Every metric of `metrics(rules.players, bots)` for a block of kernel records."""
     ms = metric_list if metric_list is not None else metrics(rules.players, bots)
     G = Games(rec, rules, bots)
-    y = np.stack([np.asarray(m.y(G), dtype=np.int64) for m in ms], axis=1)
-    x = np.stack([G.one if m.x is None else np.asarray(m.x(G), dtype=np.int64) for m in ms],
-                 axis=1)
+    y = np.stack([np.asarray(m.y(G), dtype=np.int64) for m in ms])
+    x = np.stack([G.one if m.x is None else np.asarray(m.x(G), dtype=np.int64) for m in ms])
     bins = np.clip(rec["final_dial"] - DIAL_HIST_LO, 0, DIAL_BINS - 1)
     hist = np.bincount(bins, minlength=DIAL_BINS).astype(np.int64)
     by_round = np.clip(rec["dial_by_round"] - DIAL_HIST_LO, 0, DIAL_BINS - 1)

@@ -74,10 +74,10 @@ class Tally:
         """Count one block of games (and, paired, the baseline's same games)."""
         parts = [block.y, block.x] + ([base.y, base.x] if self.paired else [])
         self.games += block.games
-        for i, a in enumerate(parts):
-            self.s1[:, i] += a.sum(axis=0)
+        for i, a in enumerate(parts):  # each [metrics, games]
+            self.s1[:, i] += a.sum(axis=1)
             for j in range(i, len(parts)):
-                s = (a * parts[j]).sum(axis=0)  # per metric: sum over games of a * b
+                s = np.einsum("kg,kg->k", a, parts[j])  # per metric: sum of a * b
                 self.s2[:, i, j] += s
                 if j != i:
                     self.s2[:, j, i] += s
