@@ -525,15 +525,10 @@ def exploit_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
+    from fbsim.experiments.metrics.definitions import deck_share
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.provenance import now_iso
-    from fbsim.experiments.search.exploit import (
-        exploit,
-        fair_share,
-        format_result,
-        run_all,
-        write_result,
-    )
+    from fbsim.experiments.search.exploit import exploit, format_result, run_all, write_result
     from fbsim.game import layout as L
     from fbsim.game.lineup import parse_lineup
     from fbsim.rules import parse_set, rules_to_toml
@@ -571,7 +566,7 @@ def exploit_cmd(
         rules = _rules(rules_file, set_, sizes[0])
         res = exploit(agenda, sizes[0], out=out, echo=echo, **kw)
         write_result(res, out, now_iso(), rules_to_toml(rules, comments=False), field)
-        fair = fair_share(rules, agenda)
+        fair = deck_share(rules, agenda)
         if as_json:
             typer.echo(json.dumps({**res.row(), "fair_share": fair}, indent=1))
         else:

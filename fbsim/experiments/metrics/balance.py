@@ -60,9 +60,7 @@ def table(tally: Tally, players: int, fair: dict[str, float],
 def fair_shares(tally: Tally, rules: Rules, old: bool = False) -> dict[str, float]:
     """Fair shares: an Agenda's share of seats dealt (R-S4), 1/n for each place."""
     n = rules.players
-    games = tally.games
-    out = {f"win_{a}": tally.total(f"dealt_{a}", old) / (games * n) if games else math.nan
-           for a in L.AGENDA_NAMES}
+    out = {f"win_{a}": tally.fair_share(f"dealt_{a}", old) for a in L.AGENDA_NAMES}
     out.update({f"win_place_{p}": 1 / n for p in range(n)})
     return out
 

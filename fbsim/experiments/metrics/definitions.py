@@ -162,6 +162,14 @@ def metrics(players: int, bots: tuple[str, ...]) -> list[Metric]:
     return out
 
 
+def deck_share(rules: Rules, agenda: str) -> float:
+    """An Agenda's expected share of the seats, from the deck (R-S4): the fair share of a
+    win rate before any game is played."""
+    counts = dict(zip(L.AGENDA_NAMES, rules.decks.for_players(rules.players).counts(),
+                      strict=True))
+    return counts[agenda] / sum(counts.values())
+
+
 def report_metrics(metric_list: list[Metric]) -> list[Metric]:
     """The metrics the report page shows, in page order."""
     return [m for m in metric_list if m.section is not None]

@@ -46,7 +46,7 @@ def sweep_tables(t: Tally, rules: Rules, coords: dict, point: int = 0, baseline:
         rows.append({**lead, "kind": kind, "name": name, "games": n, "wins": wins,
                      "rate": rate, "ci_low": lo, "ci_high": hi, "seats": seats,
                      "seat_rate": wins / seats if seats else math.nan,
-                     "fair_share": seats / (n * players) if n else math.nan,
+                     "fair_share": t.fair_share(seat_key),
                      "diff": d, "diff_ci_low": dlo, "diff_ci_high": dhi,
                      "paired_games": paired_games, "rules_hash": h})
     win_rates = pd.DataFrame(rows)

@@ -114,6 +114,12 @@ class Tally:
         """sum(x) of a metric over the games."""
         return int(self.s1[self.index[key], 3 if old else 1])
 
+    def fair_share(self, seats_key: str, old: bool = False) -> float:
+        """The win rate a seat-holder would have if every seat won equally often: the seats
+        held (`seats_key`, e.g. dealt_steward) over all seats played (R-S4)."""
+        seats = self.games * self.players
+        return self.total(seats_key, old) / seats if seats else math.nan
+
     def paired_sums(self, key: str) -> tuple[int, int]:
         """sum(d), sum(d^2) of d = y(this) - y(baseline), game by game."""
         k = self.index[key]

@@ -145,7 +145,7 @@ def _sweep_spec(spec: TuneSpec, cands: list[dict], games: int, seed: int) -> Swe
 
 def losses(spec: TuneSpec, res, n_cands: int) -> list[dict]:
     """The loss and its parts for each candidate, from a sweep of candidates x sizes."""
-    from fbsim.experiments.search.exploit import fair_share
+    from fbsim.experiments.metrics.definitions import deck_share
     from fbsim.rules import load_rules
 
     w = {"win_rate": 1.0, "collapse": 1.0, "seat_spread": 1.0, **spec.weights}
@@ -160,7 +160,7 @@ def losses(spec: TuneSpec, res, n_cands: int) -> list[dict]:
             ag = win[(win["point"] == point) & (win["kind"] == "agenda")].set_index("name")
             if spec.win_rate == "fair":
                 rules = load_rules(spec.rules, [f"players={n}"])
-                target = {a: fair_share(rules, a) for a in L.AGENDA_NAMES}
+                target = {a: deck_share(rules, a) for a in L.AGENDA_NAMES}
             else:
                 target = spec.win_rate
             parts["win_rate"] += sum((ag.loc[a, "rate"] - t) ** 2 for a, t in target.items())
