@@ -16,6 +16,7 @@ import pandas as pd
 
 from fbsim.experiments.metrics.stats import hist_quantile, paired, wilson
 from fbsim.game import layout as L
+from fbsim.game.lineup import N_ENTRIES, Lineup
 from fbsim.kernel import aggregate_records
 from fbsim.kernel.layout import DIAL_HIST_LO
 from fbsim.rules import Rules, rules_hash
@@ -24,19 +25,45 @@ QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
 def bot_names() -> tuple[str, ...]:
+    """The bots the kernel plays, in the order of their table rows (the registry's)."""
     from fbsim.kernel.dispatch import compiled_bots
 
     return compiled_bots()
 
 
-def pair_keys() -> list[tuple[str, str]]:
-    """The indicators whose paired differences are kept: (kind, name)."""
-    return ([("agenda", a) for a in L.AGENDA_NAMES] + [("bot", b) for b in bot_names()]
+def bot_rows(*lineups: Lineup) -> tuple[str, ...]:
+    """The per-bot table rows of these lineups: each entry's label (`Lineup.labels()`, the
+    bot's name unless one lineup seats the bot with different parameters), in the order of
+    the bots (registry order), a bot's plain name before its labelled variants."""
+    from fbsim.policies import registry
+
+    order = {name: i for i, name in enumerate(registry())}
+    labels = {(e.bot, lab) for lu in lineups
+              for e, lab in zip(lu.entries(), lu.labels(), strict=True) if e is not None}
+    return tuple(lab for _, lab in sorted(labels, key=lambda x: (order[x[0]], x[1] != x[0],
+                                                                   x[1])))
+
+
+def entry_rows(lineup: Lineup, rows: tuple[str, ...]) -> np.ndarray:
+    """Row index (in `rows`) of each lineup entry; one more slot, -1, for "nobody won"."""
+    out = np.full(N_ENTRIES + 1, -1, dtype=np.int64)
+    for i, lab in enumerate(lineup.labels()):
+        if lab is not None and lab in rows:
+            out[i] = rows.index(lab)
+    return out
+
+
+def pair_keys(rows: tuple[str, ...] | None = None) -> list[tuple[str, str]]:
+    """The indicators whose paired differences are kept: (kind, name); `rows`: the bot rows
+    (default: those of the default lineup)."""
+    rows = bot_rows(Lineup()) if rows is None else rows
+    return ([("agenda", a) for a in L.AGENDA_NAMES] + [("bot", b) for b in rows]
             + [("outcome", "everyone_loses"), ("outcome", "collapse")])
 
 
 def compact(rec: dict) -> np.ndarray:
-    """Per game: the winner's Agenda (-1: nobody), the winner's bot id, the end code (int8)."""
+    """Per game: the winner's Agenda (-1: nobody), the winner's lineup entry (the records'
+    `bot`), the end code (int8)."""
     w = rec["winner"]
     won = w >= 0
     idx = np.arange(len(w))
@@ -48,23 +75,30 @@ def compact(rec: dict) -> np.ndarray:
     return out
 
 
-def indicators(c: np.ndarray) -> np.ndarray:
-    """The 0/1 indicators of `pair_keys()` for each game of a compact block."""
-    nb = len(bot_names())
+def indicators(c: np.ndarray, rows_of_entry: np.ndarray, nb: int) -> np.ndarray:
+    """The 0/1 indicators of `pair_keys(rows)` for each game of a compact block
+    (`rows_of_entry`: `entry_rows(lineup, rows)` of the lineup that played it)."""
     x = np.zeros((len(c), 3 + nb + 2), dtype=np.int8)
     for a in range(3):
         x[:, a] = c[:, 0] == a
+    winner_row = rows_of_entry[c[:, 1].astype(np.int64)]  # -1 (nobody) picks the last slot
     for b in range(nb):
-        x[:, 3 + b] = c[:, 1] == b
+        x[:, 3 + b] = winner_row == b
     x[:, 3 + nb] = c[:, 0] < 0
     x[:, 4 + nb] = c[:, 2] != L.END_SURVIVED
     return x
 
 
 class Tally:
-    def __init__(self):
+    """The counts of one point played by `lineup`, paired against a baseline played by
+    `base_lineup` (default: the same lineup)."""
+
+    def __init__(self, lineup: Lineup | None = None, base_lineup: Lineup | None = None):
+        self.lineup = lineup or Lineup()
+        self.base_lineup = base_lineup or self.lineup
+        self.rows = bot_rows(self.lineup, self.base_lineup)
         self.counts: dict | None = None
-        k = len(pair_keys())
+        k = len(pair_keys(self.rows))
         self.pair_sum = np.zeros(k, dtype=np.int64)
         self.pair_sq = np.zeros(k, dtype=np.int64)
         self.paired_games = 0
@@ -81,13 +115,17 @@ class Tally:
             for k, v in c.items():
                 self.counts[k] = self.counts[k] + v
         if base is not None:
-            d = indicators(mine).astype(np.int64) - indicators(base)
+            nb = len(self.rows)
+            d = (indicators(mine, entry_rows(self.lineup, self.rows), nb).astype(np.int64)
+                 - indicators(base, entry_rows(self.base_lineup, self.rows), nb))
             self.pair_sum += d.sum(axis=0)
             self.pair_sq += (d * d).sum(axis=0)
             self.paired_games += len(d)
 
     def merge(self, other: Tally) -> Tally:
         """Add another tally of the same point over other games (exact: integers only)."""
+        if other.rows != self.rows or other.lineup != self.lineup:
+            raise ValueError("merging the tallies of different lineups")
         if other.counts is not None:
             if self.counts is None:
                 self.counts = {k: (v.copy() if isinstance(v, np.ndarray) else v)
@@ -132,18 +170,19 @@ class Tally:
         c = self.counts
         n = self.games
         players = rules.players
-        keys = pair_keys()
+        keys = pair_keys(self.rows)
         lead = {"point": point, **coords, "baseline_point": baseline}
         h = rules_hash(rules)
-        names = bot_names()
+        labels = self.lineup.labels()
         rows = []
         for i, (kind, name) in enumerate(keys):
             if kind == "agenda":
                 a = L.AGENDA_NAMES.index(name)
                 wins, seats = int(c["wins_agenda"][a]), int(c["dealt"][a])
             elif kind == "bot":
-                b = names.index(name)
-                wins, seats = int(c["wins_bot"][b]), int(c["seats_bot"][b])
+                mine = [e for e, lab in enumerate(labels) if lab == name]
+                wins = sum(int(c["wins_bot"][e]) for e in mine)
+                seats = sum(int(c["seats_bot"][e]) for e in mine)
                 if seats == 0 and self.pair_sum[i] == 0 and self.pair_sq[i] == 0:
                     continue  # a bot that sat at neither this point nor its baseline
             else:

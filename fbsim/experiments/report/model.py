@@ -24,7 +24,7 @@ from fbsim.experiments.metrics.tally import Tally, compact
 from fbsim.experiments.run.provenance import base_provenance, now_iso
 from fbsim.experiments.run.runner import Arm, NoProgress, run_blocks
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup, parse_lineup
+from fbsim.game.lineup import Lineup, lineup_hash, parse_lineup
 from fbsim.rules import Rules, load_rules, rules_hash, rules_to_toml
 
 DEFAULT_GAMES = 200_000
@@ -58,12 +58,15 @@ class BalanceReport:
         return self.tables[0].old_rules is not None
 
 
-def _load(path, sets, players: int, flag: str) -> Rules:
+def _load(path, sets, players: int, flag: str, lineup: Lineup) -> tuple[Rules, Lineup]:
+    """The rules, and the lineup with their `bots.BOT.PARAM` values (a bot's parameters)."""
     if path is not None and str(path) == "default" and not Path(path).exists():
         path = None  # `--against default`: the default rules
     if path is not None and not Path(path).is_file():
         raise UsageError(f"{flag} {path}: no such file")
-    return load_rules(path, [*sets, f"players={players}"])
+    bots: dict = {}
+    rules = load_rules(path, [*sets, f"players={players}"], bots=bots)
+    return rules, lineup.with_bot_params(bots)
 
 
 def report(rules: str | Path | None = None, against: str | Path | None = None,
@@ -88,10 +91,11 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     compare = against is not None or bool(against_sets)
     setups = []
     for n in players:  # every rules file validated before any game runs
-        new = _load(rules, sets, n, "--rules")
-        old = _load(against, [*sets, *against_sets], n, "--against") if compare else None
         lu = parse_lineup(lineup, [], n)
-        setups.append((n, new, old, lu))
+        new, lu_new = _load(rules, sets, n, "--rules", lu)
+        old, lu_old = (_load(against, [*sets, *against_sets], n, "--against", lu) if compare
+                       else (None, None))
+        setups.append((n, new, old, (lu_new, lu_old)))
     progress = progress or NoProgress()
     started = now_iso()
     frames, tables = [], []
@@ -107,7 +111,7 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
             if part is not None and part.is_file():
                 bt, c_new, c_old = _load_part(part, compare)
             else:
-                bt, c_new, c_old = _play_table(new, old, lu, games, seed, progress)
+                bt, c_new, c_old = _play_table(new, old, *lu, games, seed, progress)
                 if part is not None:
                     _save_part(part, bt, c_new, c_old)
             frames.append(B.table(bt, n, B.fair_shares(c_new, new),
@@ -120,7 +124,8 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
         df = B.mark_significance(df)
     prov = {**base_provenance(started), "kind": "balance report", "seed": seed,
             "games": games, "players": players,
-            "lineup": setups[0][3].describe(),
+            "lineup": setups[0][3][0].describe(),
+            "lineup_hash": lineup_hash(setups[0][3][0]),
             "rules_file": None if rules is None else str(rules),
             "against_file": None if against is None else str(against),
             "sets": list(sets), "against_sets": list(against_sets),
@@ -128,6 +133,8 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
             "rules_toml": rules_to_toml(tables[0].rules, comments=False)}
     if compare:
         prov["old_rules_hash"] = {str(t.players): rules_hash(t.old_rules) for t in tables}
+        prov["old_lineup"] = setups[0][3][1].describe()
+        prov["old_lineup_hash"] = lineup_hash(setups[0][3][1])
         prov["old_rules_toml"] = rules_to_toml(tables[0].old_rules, comments=False)
     rep = BalanceReport(df, tables, prov)
     if exploit_dir is not None:
@@ -138,11 +145,12 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     return rep
 
 
-def _play_table(new: Rules, old: Rules | None, lu: Lineup, games: int, seed: int, progress):
+def _play_table(new: Rules, old: Rules | None, lu: Lineup, lu_old: Lineup | None, games: int,
+                seed: int, progress):
     """One table size: games 0..games-1 under the new (and old) rules, in blocks."""
     bt = B.BalanceTally(len(B.metrics(new.players)), paired=old is not None)
-    t_new, t_old = Tally(), Tally()
-    arms = [Arm(new, lu)] + ([Arm(old, lu)] if old is not None else [])
+    t_new, t_old = Tally(lu), Tally(lu_old)
+    arms = [Arm(new, lu)] + ([Arm(old, lu_old)] if old is not None else [])
 
     def consume(first: int, recs: list[dict]) -> None:
         t_new.add(recs[0], new, compact(recs[0]), None)
@@ -159,8 +167,8 @@ def _play_table(new: Rules, old: Rules | None, lu: Lineup, games: int, seed: int
 # ------------------------------------------------------------------------------ resuming
 
 
-def _part_path(folder, new: Rules, old: Rules | None, lu: Lineup, games: int,
-               seed: int) -> Path:
+def _part_path(folder, new: Rules, old: Rules | None, lu: tuple[Lineup, Lineup | None],
+               games: int, seed: int) -> Path:
     """Where a finished table size is kept: named by a digest of everything it depends on."""
     import hashlib
 
@@ -168,7 +176,9 @@ def _part_path(folder, new: Rules, old: Rules | None, lu: Lineup, games: int,
 
     doc = json.dumps({"new": rules_to_toml(new, comments=False),
                       "old": None if old is None else rules_to_toml(old, comments=False),
-                      "lineup": lu.describe(), "games": games, "seed": seed,
+                      "lineup": lineup_hash(lu[0]),
+                      "old_lineup": None if lu[1] is None else lineup_hash(lu[1]),
+                      "games": games, "seed": seed,
                       "kernel": KERNEL_VERSION, "metrics": [m.key for m in
                                                             B.metrics(new.players)]},
                      sort_keys=True)

@@ -109,7 +109,7 @@ class Task:
 def count_task(task: Task, progress: Progress | None = None) -> dict[int, Tally]:
     """One `Tally` per point of the task: its games counted, each paired game by game with
     the baseline's same games (played once for the whole task)."""
-    out = {p.index: Tally() for p in task.points}
+    out = {p.index: Tally(p.lineup, task.baseline.lineup) for p in task.points}
     others = [p for p in task.points if p.index != task.baseline.index]
     arms = [Arm(task.baseline.rules, task.baseline.lineup)]
     arms += [Arm(p.rules, p.lineup) for p in others]
@@ -177,7 +177,7 @@ def run_points(spec: SweepSpec, todo: list[Point], by_index: dict[int, Point],
     target = {p.index: (min(spec.min_games, spec.max_games) if adaptive else spec.games)
               for p in todo}
     done = {p.index: 0 for p in todo}
-    tallies = {p.index: Tally() for p in todo}
+    tallies = {p.index: Tally(p.lineup, by_index[p.baseline].lineup) for p in todo}
     open_points = list(todo)
     played = 0
     while open_points:

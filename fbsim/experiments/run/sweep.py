@@ -33,6 +33,7 @@ from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso, read_table, write_table
 from fbsim.experiments.run.runner import NoProgress, Progress
 from fbsim.experiments.run.spec import Point, SweepSpec, build_points, describe
+from fbsim.game.lineup import lineup_hash
 from fbsim.rules import rules_hash, rules_to_toml
 
 TABLES = ("win_rates", "outcomes", "seats")
@@ -41,7 +42,8 @@ TABLES = ("win_rates", "outcomes", "seats")
 def _point_provenance(spec: SweepSpec, point: Point, started: str, games: int) -> dict:
     return {**base_provenance(started), "kind": "sweep point", "point": point.index,
             "coordinates": point.values, "baseline_point": point.baseline,
-            "lineup": point.lineup.describe(), "seed": spec.seed, "games": games,
+            "lineup": point.lineup.describe(), "lineup_hash": lineup_hash(point.lineup),
+            "seed": spec.seed, "games": games,
             "rules_hash": rules_hash(point.rules),
             "rules_toml": rules_to_toml(point.rules, comments=False),
             "sweep_spec": spec.to_dict()}
@@ -167,6 +169,7 @@ def combine(out: Path, spec: SweepSpec, points: list[Point], started: str):
             "sweep_spec": spec.to_dict(),
             "points": [{"point": p.index, "coordinates": p.values,
                         "baseline_point": p.baseline, "lineup": p.lineup.describe(),
+                        "lineup_hash": lineup_hash(p.lineup),
                         "rules_hash": rules_hash(p.rules)} for p in points],
             "rules_toml": {str(p.index): rules_to_toml(p.rules, comments=False) for p in points}}
     for t in TABLES:
@@ -215,8 +218,12 @@ def point_setup(out: str | Path, point: int):
     entry = next((e for e in prov["points"] if e["point"] == point), None)
     if entry is None:
         raise UsageError(f"{out}: no point {point}")
-    rules = rules_from_toml(prov["rules_toml"][str(point)], f"{out} point {point}")
-    return rules, lineup_from_description(entry["lineup"]), int(prov["seed"])
+    # datasets written while bot parameters were rules keep them in `[bots.BOT]` tables of
+    # their rules_toml: they go back to every lineup entry playing that bot
+    bots: dict = {}
+    rules = rules_from_toml(prov["rules_toml"][str(point)], f"{out} point {point}", bots)
+    lineup = lineup_from_description(entry["lineup"]).with_bot_params(bots)
+    return rules, lineup, int(prov["seed"])
 
 
 def coordinate_columns(df: pd.DataFrame) -> list[str]:
