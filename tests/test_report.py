@@ -98,7 +98,7 @@ def test_a_real_change_is_significant_and_paired():
 
 def test_tables_do_not_depend_on_the_block_size(monkeypatch):
     a = BR.report(games=2500, players=[4], against_sets=["masks=1"], exploit_dir=None)
-    monkeypatch.setattr(BR, "BLOCK", 700)
+    monkeypatch.setattr(runner, "BLOCK", 700)
     b = BR.report(games=2500, players=[4], against_sets=["masks=1"], exploit_dir=None)
     pd.testing.assert_frame_equal(a.metrics, b.metrics)
 

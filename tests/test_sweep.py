@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from fbsim.experiments.metrics.stats import unpaired, wilson
-from fbsim.experiments.run import sweep as sweep_mod
+from fbsim.experiments.run import runner as runner_mod
 from fbsim.experiments.run.provenance import read_provenance
 from fbsim.experiments.run.spec import (
     SpecError,
@@ -221,7 +221,7 @@ def test_a_real_client_reads_the_tables(tmp_path):
 def test_same_bytes_whatever_the_block_size_and_threads(tmp_path, monkeypatch):
     spec = _small_spec(games=2500)
     run_sweep(spec, tmp_path / "a")
-    monkeypatch.setattr(sweep_mod, "BLOCK", 700)
+    monkeypatch.setattr(runner_mod, "BLOCK", 700)
     prev = numba.get_num_threads()
     numba.set_num_threads(1)
     try:

@@ -71,12 +71,13 @@ def play(arm: Arm, seed: int, first: int, n: int) -> dict:
 
 def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
                consume: Callable[[int, list[dict]], None], progress: Progress | None = None,
-               weight: int | None = None, block: int = BLOCK) -> None:
-    """Play games [first, first + n) under every arm, block by block, and hand each block's
-    records (one dict per arm, in order) to `consume(first_game_of_block, records)`.
-    `progress.advance(m * weight)` follows each block of m games (weight: the arms counted,
-    default all)."""
+               weight: int | None = None, block: int | None = None) -> None:
+    """Play games [first, first + n) under every arm, block by block (`block` games, default
+    BLOCK), and hand each block's records (one dict per arm, in order) to
+    `consume(first_game_of_block, records)`. `progress.advance(m * weight)` follows each
+    block of m games (weight: the arms counted, default all)."""
     weight = len(arms) if weight is None else weight
+    block = BLOCK if block is None else block
     done, end = first, first + n
     while done < end:
         m = min(block, end - done)
