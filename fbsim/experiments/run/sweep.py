@@ -70,9 +70,10 @@ def _point_dir(out: Path, i: int) -> Path:
     return out / "points" / f"{i:04d}"
 
 
-def _open_dataset(out: Path, spec: SweepSpec, base_toml: str, force: bool) -> str:
+def _open_dataset(out: Path, spec: SweepSpec, base_toml: str, force: bool,
+                  lineups: list[str] | None = None) -> str:
     """Create OUT (or check that it holds this same sweep); returns the start time."""
-    digest = spec.digest(base_toml)
+    digest = spec.digest(base_toml, lineups)
     meta = out / "sweep.json"
     if meta.exists() and not force:
         try:
@@ -139,7 +140,8 @@ def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None
     out = Path(out)
     base, points = build_points(spec)  # every point validated before any game runs
     progress = progress or NoProgress()
-    started = _open_dataset(out, spec, rules_to_toml(base), force)
+    started = _open_dataset(out, spec, rules_to_toml(base), force,
+                            [lineup_hash(p.lineup) for p in points])
     todo = [p for p in points if not _finished(out, p.index)]
     if echo:
         echo(describe(spec, points))
