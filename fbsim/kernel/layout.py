@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from fbsim.game import layout as L
 
-KERNEL_VERSION = 2  # 2: the Dial at the end of every round (records and aggregates)
+KERNEL_VERSION = 3  # 2: the Dial at the end of every round (records and aggregates); 3: a
+# seat's `bot` (records, per-bot counters) is its lineup entry, with that entry's parameters
 
 P6 = L.MAX_PLAYERS
 _take = L.Fields().take
