@@ -62,10 +62,10 @@ def path_rate(path: str, rules: Rules, lineup: Lineup, games: int, threads: int,
               seed: int = 1) -> float:
     """Games per second of the runner (with metrics) or the kernel alone (records only)."""
     arm = Arm(rules, lineup)
-    tally = Tally.for_rules(rules)
+    tally = Tally.for_rules(rules, lineup)
 
     def count(first: int, recs: list[dict]) -> None:
-        tally.add(tally.measure(recs[0], rules))
+        tally.add(tally.measure(recs[0], rules, lineup))
 
     def drop(first: int, recs: list[dict]) -> None:
         pass

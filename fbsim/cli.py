@@ -27,8 +27,9 @@ RulesOpt = Annotated[Path | None, typer.Option(
     "--rules", help="TOML file of rules overriding the defaults (partial files are fine).",
     dir_okay=False)]
 SetOpt = Annotated[list[str] | None, typer.Option(
-    "--set", help="Override one rule: path=value, e.g. masks=3 or "
-                  "bots.fog-grabber.greed=0.5. Repeatable.", metavar="PATH=VALUE")]
+    "--set", help="Override one rule: path=value, e.g. masks=3. bots.BOT.PARAM=VALUE (e.g. "
+                  "bots.fog-grabber.greed=0.5) sets a bot parameter at every seat playing "
+                  "that bot. Repeatable.", metavar="PATH=VALUE")]
 
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
@@ -38,13 +39,16 @@ WorkersOpt = Annotated[int | None, typer.Option(
     help="Start a local Dask cluster of this many worker processes.", min=1)]
 
 
-def _rules(rules_file: Path | None, sets: list[str] | None, players: int | None = None):
+def _rules(rules_file: Path | None, sets: list[str] | None, players: int | None = None,
+           bots: dict | None = None):
+    """The rules; `bots` receives the `bots.BOT.PARAM` values of --set (without it they
+    are an error: they are not rules)."""
     from fbsim.rules import load_rules
 
     items = list(sets or [])
     if players is not None:
         items.append(f"players={players}")
-    return load_rules(rules_file, items)
+    return load_rules(rules_file, items, bots=bots)
 
 
 def _players_range(text: str | None) -> list[int | None]:
@@ -75,17 +79,22 @@ def rules_cmd(rules_file: RulesOpt = None, set_: SetOpt = None,
 
 @app.command("bots")
 def bots_cmd(rules_file: RulesOpt = None, set_: SetOpt = None):
-    """List the bots and their parameters (set them with --set bots.NAME.PARAM=VALUE)."""
+    """List the bots and their parameters.
+
+    A lineup gives a bot's parameters: --seat 1=tunable:aim=520,greed=0.3,
+    --lineup accelerationist=tunable:aim=560;greed=0.5, a lineup file, or
+    --set bots.NAME.PARAM=VALUE for every seat playing NAME (shown here)."""
     from fbsim.game.lineup import DEFAULT_BY_AGENDA
     from fbsim.policies import registry
 
-    rules = _rules(rules_file, set_)
+    bots: dict = {}
+    _rules(rules_file, set_, bots=bots)
     defaults = {v: k for k, v in DEFAULT_BY_AGENDA.items()}
     for name, spec in registry().items():
         tag = f"  (default for {defaults[name]})" if name in defaults else ""
         typer.echo(f"{name}: {spec.summary}{tag}")
         for p in spec.params:
-            value = rules.bots.get(name, {}).get(p.name, p.default)
+            value = bots.get(name, {}).get(p.name, p.default)
             typer.echo(f"    {p.name} = {value:g}  [{p.lo:g}..{p.hi:g}, default {p.default:g}]"
                        f"  {p.help}")
 
@@ -101,11 +110,12 @@ def replay_cmd(
                                       min=0)] = 0,
     game: Annotated[int, typer.Option(help="Index of the game within the run.", min=0)] = 0,
     lineup: Annotated[str | None, typer.Option(
-        help="Bots by Agenda, e.g. steward=steward,accelerationist=hoarder, or one bot for "
-             "all. Default: steward, opportunist, fog-grabber.")] = None,
+        help="Bots by Agenda, e.g. steward=steward,accelerationist=tunable:aim=560;greed=0.5 "
+             "(a bot's parameters after ':', separated by ';'), one bot for all, or a "
+             "lineup file FILE.toml. Default: steward, opportunist, fog-grabber.")] = None,
     seat: Annotated[list[str] | None, typer.Option(
-        help="Override one seat's bot: SEAT=BOT (e.g. 2=hoarder). Repeatable.",
-        metavar="SEAT=BOT")] = None,
+        help="Override one seat's bot: SEAT=BOT[:PARAM=VALUE,...] (e.g. 2=hoarder or "
+             "1=tunable:aim=520,greed=0.3). Repeatable.", metavar="SEAT=BOT")] = None,
     script: Annotated[Path | None, typer.Option(
         help="Replay a scripted game (TOML) instead of bots.", dir_okay=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the game record as JSON "
@@ -130,8 +140,9 @@ def replay_cmd(
         out.append((rules, rec, doc.get("title")))
     else:
         for n in _players_range(players):
-            rules = _rules(rules_file, set_, n)
-            lu = parse_lineup(lineup, seat or [], rules.players)
+            bots: dict = {}
+            rules = _rules(rules_file, set_, n, bots)
+            lu = parse_lineup(lineup, seat or [], rules.players).with_bot_params(bots)
             rec = play_game(rules, lu, seed, game, events=True)
             out.append((rules, rec, None))
     if as_json:
@@ -225,9 +236,12 @@ def simulate_cmd(
     games: Annotated[str, typer.Option(help="Number of games (1000000, 1e6 or 1_000_000).")
                      ] = "100000",
     lineup: Annotated[str | None, typer.Option(
-        help="Bots by Agenda, e.g. accelerationist=hoarder, or one bot for all.")] = None,
+        help="Bots by Agenda, e.g. accelerationist=hoarder or "
+             "accelerationist=tunable:aim=560;greed=0.5 (a bot's parameters after ':', "
+             "separated by ';'), one bot for all, or a lineup file FILE.toml.")] = None,
     seat: Annotated[list[str] | None, typer.Option(
-        help="Override one seat's bot: SEAT=BOT. Repeatable.", metavar="SEAT=BOT")] = None,
+        help="Override one seat's bot: SEAT=BOT[:PARAM=VALUE,...], e.g. "
+             "1=tunable:aim=520,greed=0.3. Repeatable.", metavar="SEAT=BOT")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the run.", min=0)] = 0,
     out: Annotated[Path | None, typer.Option(
         help="Write every reported number as a tidy Parquet table.", dir_okay=False)] = None,
@@ -548,7 +562,7 @@ def exploit_cmd(
             raise UsageError("--players: one table size (or give --all)")
     sets = dict(parse_set(x) for x in set_ or [])
     for n in sizes:  # the rules must be valid before any game runs
-        _rules(rules_file, set_, n)
+        _rules(rules_file, set_, n, bots={})
     kw = {"field": field, "budget": _games(budget, "--budget"), "generations": generations,
           "population": population, "confirm_games": _games(confirm_games, "--confirm-games"),
           "seed": seed, "rules": None if rules_file is None else str(rules_file), "sets": sets,
@@ -563,7 +577,7 @@ def exploit_cmd(
             else:
                 typer.echo(f"{out / 'exploitability.parquet'}\n{out / 'exploitability.png'}")
             return
-        rules = _rules(rules_file, set_, sizes[0])
+        rules = _rules(rules_file, set_, sizes[0], bots={})
         res = exploit(agenda, sizes[0], out=out, echo=echo, **kw)
         write_result(res, out, now_iso(), rules_to_toml(rules, comments=False), field)
         fair = deck_share(rules, agenda)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup
+from fbsim.game.lineup import Entry, Lineup
 from fbsim.policies import bot_names, registry
 from fbsim.rules import Rules, load_rules
 
@@ -66,10 +66,6 @@ def _param_st(p) -> st.SearchStrategy[float]:
     return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
 
 
-# bot parameters (within each Param's lo/hi): per bot, none changed or all drawn
-_BOT_PARAMS = st.fixed_dictionaries(
-    {}, optional={name: st.fixed_dictionaries({p.name: _param_st(p) for p in spec.params})
-                  for name, spec in registry().items() if spec.params})
 _TOP = _optional({
     "baseline_offset": st.integers(-10, 10),
     "agents": st.integers(1, 8),
@@ -168,7 +164,6 @@ def overrides_st(draw, players: int | None = None) -> dict:
     o["agendas"] = draw(_AGENDAS)
     # D2: this table's deck (the other sizes keep theirs, each larger than its table)
     o["decks"] = {f"p{n}": draw(_deck(n))}
-    o["bots"] = draw(_BOT_PARAMS)
     return o
 
 
@@ -177,13 +172,23 @@ def rules_st(players: int | None = None) -> st.SearchStrategy[Rules]:
     return overrides_st(players).map(lambda o: load_rules(overrides=o))
 
 
-def lineup_st(players: int) -> st.SearchStrategy[Lineup]:
-    """An Agenda -> bot map and seat overrides, over every compiled bot."""
-    bot = st.sampled_from(COMPILED_BOTS)
+@st.composite
+def entry_st(draw, bot: str | None = None) -> Entry:
+    """A compiled bot with its parameters: its defaults, or every one drawn in its range."""
+    name = bot or draw(st.sampled_from(COMPILED_BOTS))
+    spec = registry()[name]
+    if not spec.params or draw(st.booleans()):
+        return Entry.make(name)
+    return Entry.make(name, {p.name: draw(_param_st(p)) for p in spec.params})
+
+
+def lineup_st(players: int, bot: str | None = None) -> st.SearchStrategy[Lineup]:
+    """An Agenda -> entry map and seat overrides, over every compiled bot (or `bot` only),
+    each with its default parameters or parameters drawn in their ranges."""
     return st.builds(
         Lineup,
-        by_agenda=st.fixed_dictionaries({a: bot for a in L.AGENDA_NAMES}),
-        seats=st.dictionaries(st.integers(0, players - 1), bot),
+        by_agenda=st.fixed_dictionaries({a: entry_st(bot) for a in L.AGENDA_NAMES}),
+        seats=st.dictionaries(st.integers(0, players - 1), entry_st(bot)),
     )
 
 

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fbsim.experiments.metrics import balance as B
-from fbsim.experiments.metrics.definitions import DIAL_HIST_LO, Block, metrics
+from fbsim.experiments.metrics.definitions import DIAL_HIST_LO, Block, bot_rows, metrics
 from fbsim.experiments.metrics.stats import Z95, hist_quantile, paired
-from fbsim.experiments.metrics.tally import Tally, bot_names
+from fbsim.experiments.metrics.tally import Tally
 from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup, parse_lineup
 from fbsim.kernel import simulate
@@ -31,12 +31,12 @@ def rec():
 
 
 def column(key: str, players: int = 5) -> int:
-    return [m.key for m in metrics(players, bot_names())].index(key)
+    return [m.key for m in metrics(players, bot_rows(Lineup()))].index(key)
 
 
 def per_game(rec: dict, rules) -> tuple[np.ndarray, np.ndarray]:
     """(y, x) as [games, metrics]."""
-    b = Tally.for_rules(rules).measure(rec, rules)
+    b = Tally.for_rules(rules).measure(rec, rules, Lineup())
     return b.y.T, b.x.T
 
 
@@ -59,7 +59,7 @@ def test_per_game_metrics_count_what_the_reference_records_say():
     games = 200
     cols = simulate(rules, None, seed=11, n_games=games)
     t = Tally.for_rules(rules)
-    t.add(t.measure(cols, rules))
+    t.add(t.measure(cols, rules, Lineup()))
     recs = [play_game(rules, Lineup(), 11, g) for g in range(games)]
     assert t.games == games
     for name in L.AGENDA_NAMES:
@@ -89,7 +89,7 @@ def test_per_game_metrics_count_what_the_reference_records_say():
         # R-S3/D9: place p is seat (first_player + p) % n
         assert t.total(f"win_place_{s}") == sum(
             r.winner == (rules.first_player + s) % 5 for r in recs)
-    for b in bot_names():
+    for b in bot_rows(Lineup()):
         assert t.total(f"seats_bot_{b}") == sum(s.bot == b for r in recs for s in r.seats)
         assert t.total(f"win_bot_{b}") == sum(r.winner >= 0 and r.seats[r.winner].bot == b
                                               for r in recs)
@@ -208,9 +208,9 @@ def test_dial_round_histograms_equal_reference_games():
     rules = load_rules(sets=["players=6"])
     lineup = parse_lineup("random", [], 6)  # random bots: some games collapse, some not
     games = 120
-    t = Tally.for_rules(rules)
+    t = Tally.for_rules(rules, lineup)
     run_blocks([Arm(rules, lineup)], 9, 0, games,
-               lambda first, recs: t.add(t.measure(recs[0], rules)), block=7)
+               lambda first, recs: t.add(t.measure(recs[0], rules, lineup)), block=7)
     recs = [play_game(rules, lineup, 9, g) for g in range(games)]
     traj = np.array([r.dial_by_round for r in recs])
     assert t.dial_round_hist.shape == (rules.rounds, 1024)

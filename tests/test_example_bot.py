@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fbsim.game.lineup import Lineup
+from fbsim.game.lineup import Lineup, parse_lineup
 from fbsim.kernel import simulate
 from fbsim.policies import registry
 from fbsim.reference.engine import play_game
@@ -45,8 +45,8 @@ def test_R_C3_the_example_bot_cools_in_the_open_and_never_masks_or_burns(games):
 
 
 def test_the_reserve_parameter_keeps_capital_back():
-    keep_all = load_rules(sets=["players=4", "bots.cooler.reserve=100"])
-    cols = simulate(keep_all, LINEUP, seed=3, n_games=60)
+    keep_all = parse_lineup(None, ["0=cooler:reserve=100"], 4)
+    cols = simulate(RULES, keep_all, seed=3, n_games=60)
     assert (cols["cool_open"][:, 0] == 0).all()  # never more than 100 Capital: never cools
     assert not np.array_equal(cols["capital"][:, 0], simulate(RULES, LINEUP, 3, 60)[
         "capital"][:, 0])

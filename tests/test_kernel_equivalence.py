@@ -1,7 +1,8 @@
 """The core property of the kernel: for every game, exactly the reference engine's record.
 
 Random valid rules (every table size, deck compositions, prices, baselines, masks,
-Accusation rounds, D-switches, bot parameters), lineups (every compiled bot, mixed seats),
+Accusation rounds, D-switches), lineups (every compiled bot, mixed seats, each entry with its
+own bot parameters),
 seeds and game ranges. On a mismatch the failure names the first differing record field and,
 from a lockstep replay, the first differing view field with its round and step.
 
@@ -30,7 +31,7 @@ def check(data, games: int) -> None:
                     chunk=data.draw(st.integers(1, 8), label="chunk"))
     for i in range(games):
         rec = play_game(rules, lineup, seed, first + i)
-        diff = record_difference(rec, cols, i)
+        diff = record_difference(rec, cols, i, lineup)
         if diff:
             where = first_difference(rules, lineup, seed, first + i)
             pytest.fail(f"game {first + i} (seed {seed}): {diff}; lockstep: {where}")
@@ -52,14 +53,13 @@ def test_kernel_equals_reference_long(data):
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_tunable_bot_in_every_seat_equals_reference(data):
-    """The tunable bot (the search space of fbsim exploit) at every seat, with its parameters
-    drawn anywhere in their ranges, plays exactly the same games in both engines."""
-    from fbsim.game.lineup import Lineup
-
+    """The tunable bot (the search space of fbsim exploit) at every seat, each Agenda and
+    seat override with its own parameters drawn anywhere in their ranges, plays exactly the
+    same games in both engines."""
     rules = data.draw(rules_st(), label="rules")
-    lineup = Lineup({a: "tunable" for a in ("steward", "opportunist", "accelerationist")})
+    lineup = data.draw(lineup_st(rules.players, "tunable"), label="lineup")
     seed = data.draw(seed_st(), label="seed")
     cols = simulate(rules, lineup, seed, 15)
     for i in range(15):
-        diff = record_difference(play_game(rules, lineup, seed, i), cols, i)
+        diff = record_difference(play_game(rules, lineup, seed, i), cols, i, lineup)
         assert diff is None, f"game {i} (seed {seed}): {diff}"

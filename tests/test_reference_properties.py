@@ -158,8 +158,8 @@ _STEWARD = Lineup(by_agenda={a: "steward" for a in L.AGENDA_NAMES})
 _OPPORTUNIST = Lineup(by_agenda={a: "opportunist" for a in L.AGENDA_NAMES})
 BUG_COOL_PPM_0 = (load_rules(sets=["players=3", "jobs.cool_ppm=0"]), _STEWARD, 0, 0)
 BUG_BURN_PPM_0 = (load_rules(sets=["players=3", "jobs.burn_ppm=0"]), _OPPORTUNIST, 0, 0)
-BUG_MAX_BURN = (load_rules(sets=["players=3", "agents=2", "bots.steward.max_burn=3"]),
-                _STEWARD, 0, 0)
+BUG_MAX_BURN = (load_rules(sets=["players=3", "agents=2"]),
+                parse_lineup("steward:max_burn=3"), 0, 0)
 
 
 # ------------------------------------------------------------------------ properties
@@ -593,10 +593,10 @@ def perturb_rivals(g, seat: int, decision: int, rnd: random.Random):
 class CheckedPolicy:
     """Wraps a seat's bot: at each decision, checks R-I3 against a perturbed game."""
 
-    def __init__(self, rules: Rules, name: str, seat: int, box: dict, rnd: random.Random):
-        self.inner = E.bind_policy(rules, name)
-        self.spec = registry()[name]
-        self.P = self.spec.param_vector(rules.bots.get(name))
+    def __init__(self, entry, seat: int, box: dict, rnd: random.Random):
+        self.inner = E.bind_policy(entry)
+        self.spec = registry()[entry.bot]
+        self.P = entry.vector()
         self.seat = seat
         self.box = box
         self.rnd = rnd
@@ -642,9 +642,9 @@ def play_checked(rules: Rules, lineup: Lineup, seed: int, gi: int, rnd: random.R
     n = rules.players
     R = rules_vector(rules, n)
     agendas = E.deal_agendas(R, seed, gi)
-    bots = [lineup.bot_for(s, agendas[s]) for s in range(n)]
+    bots = [lineup.label_for(s, agendas[s]) for s in range(n)]
     box = {"checks": 0}
-    policies = [CheckedPolicy(rules, b, s, box, rnd) for s, b in enumerate(bots)]
+    policies = [CheckedPolicy(lineup.entry_for(s, agendas[s]), s, box, rnd) for s in range(n)]
     g = E.setup(rules, agendas, E.shuffle_assets(R, seed, gi), bots, seed, gi, True)
     box["g"] = g
     return make_record(E.run(g, policies)), box["checks"]

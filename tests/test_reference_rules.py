@@ -67,7 +67,7 @@ def build(d):
     n = rules.players
     g = engine.setup(rules, agendas, deck, ["scripted"] * n, 0, 0, True)
     pols = [ScriptedPolicy(s, plans[s], rules.asset_names,
-                           engine.bind_policy(rules, fb) if fb else None) for s in range(n)]
+                           engine.bind_policy(fb) if fb else None) for s in range(n)]
     return g, pols
 
 
@@ -403,8 +403,7 @@ def test_R_C4_commit_views_do_not_show_this_rounds_commitments():
     decisions = []
     for seat0 in ({"works": 6}, {"works": 2, "cool": 2, "burn": 2, "masked_burn": 1}):
         g, pols = build(doc([[seat0, {}, {}]]))
-        rules = g.rules
-        pols[1] = Recorder(engine.bind_policy(rules, "random"))
+        pols[1] = Recorder(engine.bind_policy("random"))
         pols[2] = Recorder(pols[2])
         g.round = 1
         engine.world_turn(g)
@@ -1184,9 +1183,9 @@ def test_R_I3_decisions_ignore_rival_hidden_state(bot):
     for mutate in (False, True):
         g, pols = _history_game()
         g.round = 2
-        pols[0] = engine.bind_policy(g.rules, bot)
-        pols[1] = engine.bind_policy(g.rules, "hoarder")
-        pols[2] = engine.bind_policy(g.rules, "hoarder")
+        pols[0] = engine.bind_policy(bot)
+        pols[1] = engine.bind_policy("hoarder")
+        pols[2] = engine.bind_policy("hoarder")
         if mutate:
             for s in (1, 2):
                 for what in ("capital", "agenda", "masks", "cool_masked", "burn_masked",

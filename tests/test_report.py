@@ -71,11 +71,24 @@ def test_report_against_the_same_rules_finds_no_difference(tmp_path):
 
 
 def test_a_bot_parameter_of_an_absent_bot_changes_nothing():
-    # a different rules hash, the same games: every metric identical, nothing to test
+    # a bot parameter is not a rule, and no lineup entry plays tunable: the same rules,
+    # the same lineup, the same games, every metric identical
     rep = BR.report(games=2000, players=[4], against_sets=["bots.tunable.aim=500"],
                     exploit_dir=None)
-    assert rep.provenance["rules_hash"] != rep.provenance["old_rules_hash"]
+    p = rep.provenance
+    assert p["rules_hash"] == p["old_rules_hash"]
+    assert p["lineup_hash"] == p["old_lineup_hash"]
     assert rep.metrics["identical"].all()
+
+
+def test_a_bot_parameter_of_a_seated_bot_changes_the_lineup():
+    rep = BR.report(games=2000, players=[4], against_sets=["bots.fog-grabber.greed=0"],
+                    exploit_dir=None)
+    p = rep.provenance
+    assert p["rules_hash"] == p["old_rules_hash"]
+    assert p["lineup_hash"] != p["old_lineup_hash"]
+    assert p["old_lineup"].endswith("accelerationist=fog-grabber:greed=0")
+    assert not rep.metrics["identical"].all()
 
 
 def test_a_real_change_is_significant_and_paired():

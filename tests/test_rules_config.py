@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given
 
 from fbsim.errors import ConfigError
-from fbsim.policies import registry
 from fbsim.rules import (
     Rules,
     load_rules,
@@ -114,8 +113,7 @@ def test_other_defaults_are_the_rulebook_numbers():
     assert r.accusation.media_stacks is False  # D7
     assert r.scoring.tiebreak_first_player == "last-round"  # D8
     assert r.first_player == 0  # D9
-    assert r.bots == {name: {p.name: p.default for p in spec.params}
-                      for name, spec in registry().items() if spec.params}
+    assert "bots" not in to_dict(r)  # bot parameters belong to the lineup
 
 
 # ------------------------------------------------------------------------ TOML and hash
@@ -142,7 +140,10 @@ def test_hash_is_the_same_for_equal_rules():
     assert rules_hash(Rules()) == h
     assert rules_hash(load_rules()) == h
     assert rules_hash(load_rules(sets=["masks=2", "assets.bunker.price=4"])) == h
-    assert rules_hash(load_rules(overrides={"bots": {"steward": {"margin": 5}}})) == h  # 5.0
+    bots: dict = {}
+    assert rules_hash(load_rules(overrides={"bots": {"steward": {"margin": 5}}},
+                                 bots=bots)) == h  # a bot parameter is no rule
+    assert bots == {"steward": {"margin": 5.0}}
     a = load_rules(sets=["masks=3", "rounds=8", "players=5"])
     b = load_rules(sets=["players=5", "masks=3"])
     assert a == b and rules_hash(a) == rules_hash(b)
@@ -219,12 +220,14 @@ def test_partial_toml_file_overrides_only_what_it_names(tmp_path):
     f = tmp_path / "partial.toml"
     f.write_text('masks = 3\n[dial]\nstart = 440\n[assets.bunker]\nprice = 7\n'
                  '[bots.steward]\nmargin = 2.5\n[scoring]\ntiebreak_first_player = "round-1"\n')
-    r = load_rules(f)
+    bots: dict = {}
+    r = load_rules(f, bots=bots)
     got, want = flat(r), flat(DEFAULT)
     diff = {k: got[k] for k in got if got[k] != want.get(k)}
     assert diff == {"masks": 3, "dial.start": 440, "assets.bunker.price": 7,
-                    "bots.steward.margin": 2.5, "scoring.tiebreak_first_player": "round-1"}
+                    "scoring.tiebreak_first_player": "round-1"}
     assert got.keys() == want.keys()
+    assert bots == {"steward": {"margin": 2.5}}  # for the lineup (a [bots.X] table)
 
 
 @given(o=overrides_st())
@@ -245,16 +248,24 @@ def test_overrides_change_only_what_they_name(o):
 def test_set_items():
     sets = ["masks=3", "assets.refinery.price=5", "accusation.rounds=[2,5]",
             "scoring.tiebreak_first_player=round-1", "bots.fog-grabber.greed=0.5"]
-    r = load_rules(sets=sets)
+    bots: dict = {}
+    r = load_rules(sets=sets, bots=bots)
     assert r.masks == 3
     assert r.assets["refinery"].price == 5
     assert r.accusation.rounds == (2, 5)
     assert r.scoring.tiebreak_first_player == "round-1"
-    assert r.bots["fog-grabber"]["greed"] == 0.5
+    assert bots == {"fog-grabber": {"greed": 0.5}}
     got, want = flat(r), flat(DEFAULT)
     assert {k for k in got if got[k] != want[k]} == {
         "masks", "assets.refinery.price", "accusation.rounds",
-        "scoring.tiebreak_first_player", "bots.fog-grabber.greed"}
+        "scoring.tiebreak_first_player"}
+
+
+def test_a_bot_parameter_is_not_a_rule():
+    with pytest.raises(ConfigError) as e:
+        load_rules(sets=["masks=3", "bots.fog-grabber.greed=0.5"])
+    assert e.value.key == "bots.fog-grabber.greed" and "not a rule" in e.value.message
+    assert "\n" not in str(e.value)
 
 
 def test_set_items_apply_after_the_file(tmp_path):
@@ -338,8 +349,9 @@ def test_bad_overrides_name_the_key():
 
 
 def test_valid_bot_param_and_new_asset_kind_load():
+    bots: dict = {}
     r = load_rules(sets=["bots.fog-grabber.greed=0.5", "assets.solar.count=2",
-                         "assets.solar.ppm=-1"])
-    assert r.bots["fog-grabber"]["greed"] == 0.5
+                         "assets.solar.ppm=-1"], bots=bots)
+    assert bots["fog-grabber"]["greed"] == 0.5
     assert list(r.assets)[-1] == "solar"
     assert (r.assets["solar"].count, r.assets["solar"].ppm, r.assets["solar"].price) == (2, -1, 0)

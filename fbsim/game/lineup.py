@@ -1,101 +1,453 @@
-"""Lineups: which bot plays each seat.
+"""Lineups: which bot, with which parameters, plays each seat.
 
-A lineup maps each Agenda to a bot (default: Steward -> steward, Opportunist -> opportunist,
-Accelerationist -> fog-grabber) and can override single seats (`--seat 2=hoarder`). The seat's
-bot is known only after the Agenda deal (R-S4), so a seat override wins over the Agenda map.
+A lineup maps each Agenda to an *entry*, a bot with every one of its parameters (default:
+Steward -> steward, Opportunist -> opportunist, Accelerationist -> fog-grabber, all at their
+default parameters), and can override single seats (`--seat 2=hoarder`). The seat's entry is
+known only after the Agenda deal (R-S4), so a seat override wins over the Agenda map.
+
+Text forms (`describe()` writes the same form that `--lineup` reads):
+
+    --lineup steward=steward,accelerationist=tunable:aim=520;greed=0.3
+    --lineup random                       (one bot at every seat)
+    --seat 1=tunable:aim=520,greed=0.3    (one seat; params after ':', ',' or ';' between)
+    --lineup my-field.toml                (a lineup file, see `lineup_from_toml`)
+
+In `--lineup` the commas separate Agendas, so a bot's parameters are separated by ';'.
+Entries are numbered for the kernel and the game records: entry a (0..2) is Agenda a's,
+entry 3 + s is seat s's override (`entry_index`).
 """
 
 from __future__ import annotations
 
+import difflib
+import hashlib
+import json
+import math
+import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from fbsim.errors import UsageError
 from fbsim.game import layout as L
 
 DEFAULT_BY_AGENDA = {"steward": "steward", "opportunist": "opportunist",
                      "accelerationist": "fog-grabber"}
+N_ENTRIES = L.N_AGENDAS + L.MAX_PLAYERS  # the Agendas' entries, then one per seat
+LINEUP_VERSION = 1
+
+
+class ParamError(ValueError):
+    """A bad bot parameter; the message names no place (callers add theirs)."""
+
+
+def _suggest(name: str, options) -> str:
+    close = difflib.get_close_matches(name, list(options), n=1)
+    return f"; did you mean '{close[0]}'?" if close else f" (one of: {', '.join(options)})"
+
+
+def check_bot(name: str) -> str:
+    """The bot's name, or ParamError naming the nearest registered bot."""
+    from fbsim.policies import registry
+
+    if name not in registry():
+        raise ParamError(f"unknown bot '{name}'" + _suggest(name, registry()))
+    return name
+
+
+def check_param(bot: str, name: str, value: Any) -> float:
+    """A parameter value of `bot` as a float, checked against the parameter's range."""
+    from fbsim.policies import registry
+
+    params = {p.name: p for p in registry()[bot].params}
+    if name not in params:
+        hint = _suggest(name, params) if params else " (it has no parameters)"
+        raise ParamError(f"unknown parameter '{name}' of bot '{bot}'" + hint)
+    p = params[name]
+    if isinstance(value, str):
+        try:
+            v = float(value.strip())
+        except ValueError:
+            raise ParamError(f"{bot}.{name}: expected a number, got '{value}'") from None
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParamError(f"{bot}.{name}: expected a number, got {value!r}")
+    else:
+        v = float(value)
+    if not math.isfinite(v):
+        raise ParamError(f"{bot}.{name}: expected a finite number, got {v}")
+    if p.lo is not None and v < p.lo:
+        raise ParamError(f"{bot}.{name}: must be >= {p.lo:g}, got {fmt(v)}")
+    if p.hi is not None and v > p.hi:
+        raise ParamError(f"{bot}.{name}: must be <= {p.hi:g}, got {fmt(v)}")
+    return v
+
+
+def fmt(v: float) -> str:
+    """A parameter value as text that reads back exactly (520, 0.3)."""
+    return str(int(v)) if float(v).is_integer() and abs(v) < 1e15 else repr(float(v))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A bot with every one of its parameters, in the bot's order (defaults filled in)."""
+
+    bot: str
+    params: tuple[tuple[str, float], ...] = ()
+
+    @classmethod
+    def make(cls, bot: str, given: Mapping[str, Any] | None = None) -> Entry:
+        """Checks the bot and each given parameter (ParamError); fills in the defaults."""
+        from fbsim.policies import registry
+
+        spec = registry()[check_bot(bot)]
+        given = dict(given or {})
+        values = {k: check_param(bot, k, v) for k, v in given.items()}
+        return cls(bot, tuple((p.name, values.get(p.name, float(p.default)))
+                              for p in spec.params))
+
+    def changed(self) -> dict[str, float]:
+        """The parameters that differ from the bot's defaults."""
+        from fbsim.policies import registry
+
+        defaults = {p.name: float(p.default) for p in registry()[self.bot].params}
+        return {k: v for k, v in self.params if v != defaults.get(k)}
+
+    def text(self, sep: str = ";") -> str:
+        """`bot` or `bot:param=value;...` (the parameters that differ from the defaults)."""
+        changed = self.changed()
+        if not changed:
+            return self.bot
+        return self.bot + ":" + sep.join(f"{k}={fmt(v)}" for k, v in changed.items())
+
+    def with_params(self, values: Mapping[str, float]) -> Entry:
+        return Entry(self.bot, tuple((k, float(values.get(k, v))) for k, v in self.params))
+
+    def vector(self) -> np.ndarray:
+        p = np.zeros(L.MAX_BOT_PARAMS, dtype=np.float64)
+        for i, (_, v) in enumerate(self.params):
+            p[i] = v
+        return p
+
+
+def _entry(x: Entry | str) -> Entry:
+    if isinstance(x, Entry):
+        return x
+    try:
+        return parse_entry(x)
+    except ParamError as e:
+        raise UsageError(f"lineup: {e}") from None
 
 
 @dataclass(frozen=True)
 class Lineup:
-    by_agenda: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_BY_AGENDA))
-    seats: dict[int, str] = field(default_factory=dict)
+    by_agenda: dict[str, Entry] = field(default_factory=lambda: dict(DEFAULT_BY_AGENDA))
+    seats: dict[int, Entry] = field(default_factory=dict)
+
+    def __post_init__(self):
+        # bot names (`Lineup({"steward": "hoarder"})`) are entries at default parameters
+        by = {a: _entry(self.by_agenda.get(a, DEFAULT_BY_AGENDA[a])) for a in L.AGENDA_NAMES}
+        for a in self.by_agenda:
+            if a not in by:
+                raise UsageError(f"lineup: unknown agenda '{a}'" + _suggest(a, L.AGENDA_NAMES))
+        object.__setattr__(self, "by_agenda", by)
+        object.__setattr__(self, "seats", {int(s): _entry(e)
+                                           for s, e in sorted(self.seats.items())})
+
+    # ------------------------------------------------------------------ seats and entries
+
+    def entry_index(self, seat: int, agenda: int) -> int:
+        return L.N_AGENDAS + seat if seat in self.seats else agenda
+
+    def entries(self) -> list[Entry | None]:
+        """Entry i of the kernel and of the records' `bot` field (None: no such override)."""
+        out: list[Entry | None] = [self.by_agenda[a] for a in L.AGENDA_NAMES]
+        out += [self.seats.get(s) for s in range(L.MAX_PLAYERS)]
+        return out
+
+    def entry_for(self, seat: int, agenda: int) -> Entry:
+        return self.entries()[self.entry_index(seat, agenda)]
 
     def bot_for(self, seat: int, agenda: int) -> str:
-        if seat in self.seats:
-            return self.seats[seat]
-        return self.by_agenda[L.AGENDA_NAMES[agenda]]
+        return self.entry_for(seat, agenda).bot
+
+    def labels(self) -> list[str | None]:
+        """Each entry's name in tables and records: its bot's name, or, where this lineup
+        seats one bot with different parameters, `bot:param=value` (non-default ones)."""
+        entries = self.entries()
+        variants: dict[str, set] = {}
+        for e in entries:
+            if e is not None:
+                variants.setdefault(e.bot, set()).add(e.params)
+        return [None if e is None else (e.bot if len(variants[e.bot]) == 1 else e.text())
+                for e in entries]
+
+    def label_for(self, seat: int, agenda: int) -> str:
+        return self.labels()[self.entry_index(seat, agenda)]
+
+    def param_matrix(self) -> np.ndarray:
+        """The parameter vector of every entry, one row each (zeros where there is none)."""
+        P = np.zeros((N_ENTRIES, L.MAX_BOT_PARAMS), dtype=np.float64)
+        for i, e in enumerate(self.entries()):
+            if e is not None:
+                P[i] = e.vector()
+        return P
+
+    def with_bot_params(self, bots: Mapping[str, Mapping[str, float]]) -> Lineup:
+        """The `bots.BOT.PARAM` shorthand: those parameters at every entry playing BOT."""
+        if not bots:
+            return self
+
+        def up(e: Entry) -> Entry:
+            return e.with_params(bots[e.bot]) if e.bot in bots else e
+
+        return Lineup({a: up(e) for a, e in self.by_agenda.items()},
+                      {s: up(e) for s, e in self.seats.items()})
+
+    # ------------------------------------------------------------------ text and hash
 
     def describe(self) -> str:
-        parts = [f"{a}={b}" for a, b in self.by_agenda.items()]
-        parts += [f"seat{s}={b}" for s, b in sorted(self.seats.items())]
+        parts = [f"{a}={e.text()}" for a, e in self.by_agenda.items()]
+        parts += [f"seat{s}={e.text()}" for s, e in sorted(self.seats.items())]
         return ",".join(parts)
 
+    def canonical(self) -> str:
+        doc = {"version": LINEUP_VERSION,
+               "agendas": {a: [e.bot, [list(p) for p in e.params]]
+                           for a, e in self.by_agenda.items()},
+               "seats": {str(s): [e.bot, [list(p) for p in e.params]]
+                         for s, e in sorted(self.seats.items())}}
+        return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
-def _check_bot(name: str, where: str) -> str:
-    from fbsim.policies import registry
 
-    bots = registry()
-    if name not in bots:
-        import difflib
+def lineup_hash(lineup: Lineup) -> str:
+    """A stable 16-hex-digit hash of the lineup: every entry's bot and all its parameters."""
+    return hashlib.sha256(lineup.canonical().encode()).hexdigest()[:16]
 
-        close = difflib.get_close_matches(name, list(bots), n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else f" (bots: {', '.join(bots)})"
-        raise UsageError(f"{where}: unknown bot '{name}'{hint}")
-    return name
+
+# ------------------------------------------------------------------------------ parsing
+
+
+def parse_entry(text: str, seps: str = ";") -> Entry:
+    """`bot` or `bot:param=value<sep>param=value` (ParamError on bad input)."""
+    bot, colon, rest = (x.strip() for x in text.partition(":"))
+    if not bot:
+        raise ParamError(f"expected a bot name, got '{text}'")
+    check_bot(bot)
+    given: dict[str, str] = {}
+    if colon:
+        items = [rest]
+        for sep in seps:
+            items = [y for x in items for y in x.split(sep)]
+        for item in items:
+            item = item.strip()
+            if "=" not in item:
+                raise ParamError(f"expected PARAM=VALUE after '{bot}:', got '{item}'")
+            k, v = (x.strip() for x in item.split("=", 1))
+            if k in given:
+                raise ParamError(f"{bot}.{k}: given twice")
+            given[k] = v
+    return Entry.make(bot, given)
+
+
+def split_seat_items(text: str) -> list[str]:
+    """`0=hoarder,1=tunable:aim=520,greed=0.3` -> one item per seat (a piece that does not
+    start with a seat number continues the previous seat's parameters)."""
+    out: list[str] = []
+    for piece in text.split(","):
+        key = piece.partition("=")[0].strip()
+        if out and not key.lstrip("-").isdigit():
+            out[-1] += "," + piece
+        elif piece.strip():
+            out.append(piece.strip())
+    return out
+
+
+def _is_file(text: str) -> bool:
+    return text.strip().endswith(".toml")
 
 
 def parse_lineup(lineup: str | None = None, seats: list[str] | tuple[str, ...] = (),
                  players: int | None = None) -> Lineup:
-    """`--lineup steward=steward,accelerationist=hoarder` and `--seat 2=random` items.
-
-    `--lineup` may also name a single bot for every seat (`--lineup random`).
-    """
-    by_agenda = dict(DEFAULT_BY_AGENDA)
-    if lineup:
+    """`--lineup` (Agenda items, one bot for all, or a lineup file) and `--seat` items."""
+    by_agenda: dict[str, Entry] = {a: Entry.make(b) for a, b in DEFAULT_BY_AGENDA.items()}
+    seat_map: dict[int, Entry] = {}
+    hi = (players - 1) if players else L.MAX_PLAYERS - 1
+    if lineup and _is_file(lineup):
+        lu = lineup_from_file(lineup, players)
+        by_agenda, seat_map = dict(lu.by_agenda), dict(lu.seats)
+    elif lineup:
         items = [x.strip() for x in lineup.split(",") if x.strip()]
-        if len(items) == 1 and "=" not in items[0]:
-            bot = _check_bot(items[0], "--lineup")
-            by_agenda = {a: bot for a in by_agenda}
+        if len(items) == 1 and "=" not in items[0].partition(":")[0]:
+            e = _parse(items[0], "--lineup")
+            by_agenda = {a: e for a in by_agenda}
         else:
+            seen = set()
             for item in items:
-                if "=" not in item:
-                    raise UsageError(f"--lineup: expected agenda=bot, got '{item}'")
-                agenda, bot = (x.strip() for x in item.split("=", 1))
+                agenda, eq, text = (x.strip() for x in item.partition("="))
+                if not eq:
+                    raise UsageError(f"--lineup: expected AGENDA=BOT, got '{item}'")
                 if agenda not in by_agenda:
-                    raise UsageError(f"--lineup: unknown agenda '{agenda}' (agendas: "
-                                     f"{', '.join(L.AGENDA_NAMES)})")
-                by_agenda[agenda] = _check_bot(bot, f"--lineup {agenda}")
-    seat_map: dict[int, str] = {}
+                    hint = (" (in --lineup, separate a bot's parameters with ';': "
+                            "accelerationist=tunable:aim=520;greed=0.3)"
+                            if seen and ":" in items[items.index(item) - 1] else
+                            f" (agendas: {', '.join(L.AGENDA_NAMES)})")
+                    raise UsageError(f"--lineup: unknown agenda '{agenda}'{hint}")
+                if agenda in seen:
+                    raise UsageError(f"--lineup {agenda}: given twice")
+                seen.add(agenda)
+                by_agenda[agenda] = _parse(text, f"--lineup {agenda}")
+    given_here: set[int] = set()
     for item in seats:
-        if "=" not in item:
+        k, eq, text = (x.strip() for x in item.partition("="))
+        if not eq:
             raise UsageError(f"--seat: expected SEAT=BOT, got '{item}'")
-        k, bot = (x.strip() for x in item.split("=", 1))
         try:
             seat = int(k)
         except ValueError:
             raise UsageError(f"--seat: seat must be an integer, got '{k}'") from None
-        hi = (players - 1) if players else L.MAX_PLAYERS - 1
         if not 0 <= seat <= hi:
             raise UsageError(f"--seat: seat must be 0 to {hi}, got {seat}")
-        seat_map[seat] = _check_bot(bot, f"--seat {seat}")
-    for name in list(by_agenda.values()) + list(seat_map.values()):
-        if name == "scripted":
+        if seat in given_here:
+            raise UsageError(f"--seat {seat}: given twice")
+        given_here.add(seat)
+        seat_map[seat] = _parse(text, f"--seat {seat}", seps=",;")
+    for e in list(by_agenda.values()) + list(seat_map.values()):
+        if e.bot == "scripted":
             raise UsageError("the scripted bot plays only from a script (fbsim replay "
                              "--script FILE.toml)")
     return Lineup(by_agenda, seat_map)
 
 
+def _parse(text: str, where: str, seps: str = ";") -> Entry:
+    try:
+        return parse_entry(text, seps)
+    except ParamError as e:
+        raise UsageError(f"{where}: {e}") from None
+
+
+def lineup_from_file(path: str | Path, players: int | None = None) -> Lineup:
+    p = Path(path)
+    source = f"lineup file {p}"
+    try:
+        doc = tomllib.loads(p.read_text())
+    except OSError as e:
+        raise UsageError(f"{source}: cannot read: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{source}: not valid TOML: {e}") from None
+    return lineup_from_toml(doc, source, players)
+
+
+def lineup_from_toml(doc: Mapping, source: str = "lineup", players: int | None = None
+                     ) -> Lineup:
+    """A lineup file:
+
+        [agendas]                 # any Agenda left out keeps its default bot
+        steward = "steward"
+        accelerationist = { bot = "tunable", aim = 560, greed = 0.5 }
+        [seats]                   # optional seat overrides
+        1 = { bot = "tunable", aim = 520 }
+        2 = "hoarder"             # a string: as --seat (bot or bot:param=value,...)
+    """
+    for k in doc:
+        if k not in ("agendas", "seats"):
+            raise UsageError(f"{source}: {k}: unknown key" + _suggest(k, ("agendas", "seats")))
+    by_agenda = {a: Entry.make(b) for a, b in DEFAULT_BY_AGENDA.items()}
+    seats: dict[int, Entry] = {}
+    for table in ("agendas", "seats"):
+        t = doc.get(table, {})
+        if not isinstance(t, Mapping):
+            raise UsageError(f"{source}: {table}: expected a table")
+        for key, value in t.items():
+            where = f"{source}: {table}.{key}"
+            if table == "agendas":
+                if key not in by_agenda:
+                    raise UsageError(f"{where}: unknown agenda" + _suggest(key, L.AGENDA_NAMES))
+            else:
+                hi = (players - 1) if players else L.MAX_PLAYERS - 1
+                if not key.isdigit() or not 0 <= int(key) <= hi:
+                    raise UsageError(f"{where}: a seat is a number from 0 to {hi}")
+                if int(key) in seats:
+                    raise UsageError(f"{where}: seat {int(key)} given twice")
+            entry = _entry_from_value(value, where)
+            if table == "agendas":
+                by_agenda[key] = entry
+            else:
+                seats[int(key)] = entry
+    for e in list(by_agenda.values()) + list(seats.values()):
+        if e.bot == "scripted":
+            raise UsageError(f"{source}: the scripted bot plays only from a script")
+    return Lineup(by_agenda, seats)
+
+
+def _entry_from_value(value: Any, where: str) -> Entry:
+    if isinstance(value, str):
+        return _parse(value, where, seps=",;")
+    if not isinstance(value, Mapping):
+        raise UsageError(f"{where}: expected a bot name or a table with 'bot', got {value!r}")
+    if "bot" not in value or not isinstance(value["bot"], str):
+        raise UsageError(f"{where}.bot: expected the bot's name (a string)")
+    try:
+        check_bot(value["bot"])
+    except ParamError as e:
+        raise UsageError(f"{where}.bot: {e}") from None
+    for k, v in value.items():
+        if k == "bot":
+            continue
+        try:
+            check_param(value["bot"], k, v)
+        except ParamError as e:
+            raise UsageError(f"{where}.{k}: {e}") from None
+    return Entry.make(value["bot"], {k: v for k, v in value.items() if k != "bot"})
+
+
 def lineup_from_description(text: str) -> Lineup:
     """The inverse of `Lineup.describe()` (as stored in tables' provenance)."""
-    by_agenda = dict(DEFAULT_BY_AGENDA)
-    seats: dict[int, str] = {}
+    by_agenda: dict[str, Entry | str] = dict(DEFAULT_BY_AGENDA)
+    seats: dict[int, Entry] = {}
     for item in filter(None, (x.strip() for x in text.split(","))):
         key, _, bot = item.partition("=")
-        if key.startswith("seat"):
-            seats[int(key[4:])] = _check_bot(bot, "lineup")
+        if key.startswith("seat") and key[4:].isdigit():
+            seats[int(key[4:])] = _parse(bot, "lineup")
         elif key in by_agenda:
-            by_agenda[key] = _check_bot(bot, "lineup")
+            by_agenda[key] = _parse(bot, "lineup")
         else:
             raise UsageError(f"lineup: cannot read '{item}'")
     return Lineup(by_agenda, seats)
+
+
+# ------------------------------------------------------------------ the bots.X.Y shorthand
+
+
+def bot_param_sets(items: Mapping[str, Any], source: str = "--set"
+                   ) -> dict[str, dict[str, float]]:
+    """Checked `bots.BOT.PARAM` values from dotted keys (others are ignored)."""
+    from fbsim.errors import ConfigError
+
+    out: dict[str, dict[str, float]] = {}
+    for key, value in items.items():
+        parts = key.split(".")
+        if parts[0] != "bots":
+            continue
+        if len(parts) != 3:
+            raise ConfigError(key, "expected bots.BOT.PARAM", source)
+        try:
+            check_bot(parts[1])
+        except ParamError as e:
+            raise ConfigError(".".join(parts[:2]), str(e), source) from None
+        try:
+            out.setdefault(parts[1], {})[parts[2]] = check_param(parts[1], parts[2], value)
+        except ParamError as e:
+            msg = str(e).removeprefix(f"{parts[1]}.{parts[2]}: ")
+            raise ConfigError(key, msg, source) from None
+    return out
+
+
+def merge_bot_params(*tables: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for t in tables:
+        for bot, params in t.items():
+            out.setdefault(bot, {}).update(params)
+    return out

@@ -21,13 +21,12 @@ __all__ = ["simulate", "aggregate_records", "aggregate_names", "KERNEL_VERSION",
 
 
 def bot_arrays(rules: Rules, lineup: Lineup):
+    """P: one parameter row per lineup entry (`Lineup.entries()`: the Agendas', then one per
+    seat override); the bots (dispatch ids) of the Agendas and of the seat overrides."""
     from fbsim.kernel.dispatch import compiled_bots
-    from fbsim.policies import registry
 
     names = compiled_bots()
-    P = np.zeros((len(names), L.MAX_BOT_PARAMS), dtype=np.float64)
-    for i, name in enumerate(names):
-        P[i] = registry()[name].param_vector(rules.bots.get(name))
+    P = lineup.param_matrix()
 
     def bid(name: str) -> int:
         if name not in names:
@@ -35,12 +34,13 @@ def bot_arrays(rules: Rules, lineup: Lineup):
                              f"{', '.join(names)})")
         return names.index(name)
 
-    by_agenda = np.array([bid(lineup.by_agenda[a]) for a in L.AGENDA_NAMES], dtype=np.int64)
+    by_agenda = np.array([bid(lineup.by_agenda[a].bot) for a in L.AGENDA_NAMES],
+                         dtype=np.int64)
     seat_bot = np.full(L.MAX_PLAYERS, -1, dtype=np.int64)
-    for s, name in lineup.seats.items():
+    for s, e in lineup.seats.items():
         if s >= rules.players:
             raise UsageError(f"--seat {s}: the table has {rules.players} seats")
-        seat_bot[s] = bid(name)
+        seat_bot[s] = bid(e.bot)
     return P, by_agenda, seat_bot
 
 
@@ -50,9 +50,10 @@ def simulate(rules: Rules, lineup: Lineup | None = None, seed: int = 0, n_games:
     """Play games first_game .. first_game + n_games - 1.
 
     records=True: one array per record field (game fields 1-D over games; seat fields
-    [games, players]; `assets` [games, players, kinds] in the order of `rules.asset_names`;
-    `dial_by_round` [games, rounds]: the Dial as each round ended, a finished game's final
-    Dial after its end).
+    [games, players], `bot` being the seat's lineup entry, `Lineup.entries()`; `assets`
+    [games, players, kinds] in the order of `rules.asset_names`; `dial_by_round`
+    [games, rounds]: the Dial as each round ended, a finished game's final Dial after its
+    end).
     records=False: only aggregate counts (see `aggregate_names`), streamed in blocks so that
     memory does not grow with n_games; `progress(done)` is called after each block.
     The result of every game depends only on (rules, lineup, seed, game index).

@@ -2,7 +2,8 @@
 
 The dispatch functions are generated from the bot registry (so adding a bot module is all it
 takes) and written as a real module file beside numba's cache, so that numba can cache them
-and everything that calls them. Bot ids are positions in `compiled_bots()`.
+and everything that calls them. Bot ids are positions in `compiled_bots()`; they stay inside
+the kernel (records and counters name a seat's lineup entry, `fbsim.game.lineup`).
 """
 
 from __future__ import annotations

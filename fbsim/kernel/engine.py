@@ -39,6 +39,7 @@ from fbsim.kernel.layout import (
     S_DECK_POS,
     S_DIAL_ROUND,
     S_END,
+    S_ENTRY,
     S_ERROR,
     S_FOG_IN,
     S_FOG_IN_ROUND,
@@ -158,6 +159,7 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
         a = agenda_deck[s]
         S[S_AGENDA + s] = a
         S[S_BOT + s] = seat_bot[s] if seat_bot[s] >= 0 else bot_of_agenda[a]
+        S[S_ENTRY + s] = L.N_AGENDAS + s if seat_bot[s] >= 0 else a
         S[S_MASKS + s] = R[L.R_MASKS]
     for place in range(n):
         s = (first + place) % n
@@ -226,7 +228,7 @@ def commit(R, P, V, S, n, r, seed, game):
     for s in range(n):
         write_private(V, S, s, L.DP_COMMIT)
         bot = S[S_BOT + s]
-        works, cool, burn, mc, mb = dispatch.commit(bot, R, V, P[bot], seed, game)
+        works, cool, burn, mc, mb = dispatch.commit(bot, R, V, P[S[S_ENTRY + s]], seed, game)
         if not commit_is_legal(R, V, works, cool, burn, mc, mb):
             fail(S, ERR_COMMIT, r, s)
             return
@@ -302,7 +304,7 @@ def fog_claims(R, P, V, S, n, r, seed, game):
     for s in range(n):
         write_private(V, S, s, L.DP_FOG)
         bot = S[S_BOT + s]
-        req = dispatch.fog_request(bot, R, V, P[bot], seed, game)
+        req = dispatch.fog_request(bot, R, V, P[S[S_ENTRY + s]], seed, game)
         if req < 0:
             fail(S, ERR_FOG, r, s)
             return
@@ -333,7 +335,7 @@ def market_turns(R, P, V, S, n, r, seed, game, deck):
         bot = S[S_BOT + s]
         while True:
             write_private(V, S, s, L.DP_MARKET)
-            slot = dispatch.market(bot, R, V, P[bot], seed, game)
+            slot = dispatch.market(bot, R, V, P[S[S_ENTRY + s]], seed, game)
             if slot == -1:
                 break
             if slot < 0 or slot >= R[L.R_MARKET_SIZE] or V[L.V_MARKET + slot] < 0:
@@ -387,7 +389,7 @@ def accusation(R, P, V, S, n, r, seed, game):
         for t in range(n):
             V[L.V_ELIGIBLE + t] = 1 if (t != s and not is_rev_accel(S, t)) else 0
         bot = S[S_BOT + s]
-        t = dispatch.accuse(bot, R, V, P[bot], seed, game)
+        t = dispatch.accuse(bot, R, V, P[S[S_ENTRY + s]], seed, game)
         if t != -1 and (t < 0 or t >= n or V[L.V_ELIGIBLE + t] == 0):
             fail(S, ERR_ACCUSE, r, s)
             return
@@ -425,7 +427,7 @@ def accusation(R, P, V, S, n, r, seed, game):
         V[L.V_ACCUSERS] = S[S_ACCUSERS + c]
         V[L.V_CORNER_COST] = cost
         bot = S[S_BOT + c]
-        choice = dispatch.cornered(bot, R, V, P[bot], seed, game)
+        choice = dispatch.cornered(bot, R, V, P[S[S_ENTRY + c]], seed, game)
         V[L.V_ACCUSERS] = 0
         V[L.V_CORNER_COST] = 0
         if choice != 0 and choice != 1:
@@ -590,7 +592,7 @@ def write_record(j, r, R, V, S, G, SE, AS, DR):
     band = band_of(R, dial)
     for s in range(n):
         SE[j, 0, s] = S[S_AGENDA + s]
-        SE[j, 1, s] = S[S_BOT + s]
+        SE[j, 1, s] = S[S_ENTRY + s]
         SE[j, 2, s] = S[S_CAPITAL + s]
         SE[j, 3, s] = S[S_LEGACY + s] if band != L.COLLAPSE else 0
         SE[j, 4, s] = S[S_WORKS_T + s]
@@ -635,7 +637,7 @@ def accumulate(R, V, S, r, ACC, c):
     if w >= 0:
         ACC[c, KL.AC_WIN_AGENDA + S[S_AGENDA + w]] += 1
         ACC[c, KL.AC_WIN_SEAT + w] += 1
-        ACC[c, KL.AC_WIN_BOT + S[S_BOT + w]] += 1
+        ACC[c, KL.AC_WIN_BOT + S[S_ENTRY + w]] += 1
     else:
         ACC[c, KL.AC_NOBODY] += 1
     seen0 = 0
@@ -643,7 +645,7 @@ def accumulate(R, V, S, r, ACC, c):
     seen2 = 0
     for s in range(n):
         a = S[S_AGENDA + s]
-        ACC[c, KL.AC_SEATS_BOT + S[S_BOT + s]] += 1
+        ACC[c, KL.AC_SEATS_BOT + S[S_ENTRY + s]] += 1
         ACC[c, KL.AC_DEALT + a] += 1
         if a == 0:
             seen0 = 1

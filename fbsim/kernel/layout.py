@@ -14,14 +14,16 @@ from __future__ import annotations
 
 from fbsim.game import layout as L
 
-KERNEL_VERSION = 2  # 2: the Dial at the end of every round (records and aggregates)
+KERNEL_VERSION = 3  # 2: the Dial at the end of every round (records and aggregates); 3: a
+# seat's `bot` (records, per-bot counters) is its lineup entry, with that entry's parameters
 
 P6 = L.MAX_PLAYERS
 _take = L.Fields().take
 
 S_CAPITAL = _take(P6)
 S_AGENDA = _take(P6)
-S_BOT = _take(P6)
+S_BOT = _take(P6)  # the bot (dispatch id)
+S_ENTRY = _take(P6)  # the lineup entry: its parameter row, the records' `bot`
 S_MASKS = _take(P6)
 S_REVEALED = _take(P6)
 S_WORKS_T = _take(P6)
@@ -78,7 +80,7 @@ SEAT_FIELDS = ("agenda", "bot", "capital", "legacy", "works", "cool_open", "cool
 # ------------------------------------------------------------------ aggregate counters
 # records=False: one int64 row of counters per chunk of games, summed at the end, so memory
 # does not grow with the number of games.
-MAX_BOTS = 16
+MAX_BOTS = 16  # counters per lineup entry (N_ENTRIES of them are used)
 DIAL_HIST_LO = 0  # the Dial histogram has one bin per ppm from here (clipped at both ends)
 DIAL_BINS = 1024
 _take = L.Fields().take

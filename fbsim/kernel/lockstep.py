@@ -82,8 +82,8 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) 
     args = (R, P, by_agenda, seat_bot, np.int64(seed), np.int64(game), V, S, deck, agenda_deck)
 
     agendas = E.deal_agendas(R, seed, game)
-    bots = [lineup.bot_for(s, agendas[s]) for s in range(n)]
-    policies = [E.bind_policy(rules, b) for b in bots]
+    bots = [lineup.label_for(s, agendas[s]) for s in range(n)]
+    policies = [E.bind_policy(lineup.entry_for(s, agendas[s])) for s in range(n)]
     g = E.setup(rules, agendas, E.shuffle_assets(R, seed, game), bots, seed, game, False)
     kernel_step(-1, *args, 0)
 
@@ -135,11 +135,12 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) 
     return None
 
 
-def record_difference(rec, cols: dict, i: int) -> str | None:
+def record_difference(rec, cols: dict, i: int, lineup: Lineup | None = None) -> str | None:
     """The first field where the reference record `rec` differs from row i of the kernel's
-    columns, or None."""
-    from fbsim.kernel.dispatch import bot_id
-
+    columns, or None. The kernel's `bot` is the seat's entry of `lineup` (default: the
+    default lineup); the reference names it (`Lineup.labels()`)."""
+    lineup = lineup or Lineup()
+    labels = lineup.labels()
     d = rec.as_dict()
     game = {"end": L.END_NAMES.index(d["end"]), "band": L.BAND_NAMES.index(d["band"])}
     for f in ("players", "rounds_played", "end", "final_dial", "band", "winner",
@@ -155,8 +156,12 @@ def record_difference(rec, cols: dict, i: int) -> str | None:
         return (f"dial_by_round: reference has {len(d['dial_by_round'])} rounds, kernel "
                 f"{cols['dial_by_round'].shape[1]}")
     for s, seat in enumerate(d["seats"]):
-        want_seat = {"agenda": L.AGENDA_NAMES.index(seat["agenda"]),
-                     "bot": bot_id(seat["bot"])}
+        agenda = L.AGENDA_NAMES.index(seat["agenda"])
+        entry = lineup.entry_index(s, agenda)
+        if labels[entry] != seat["bot"]:
+            return (f"bot of seat {s}: reference {seat['bot']} != lineup entry {entry} "
+                    f"({labels[entry]})")
+        want_seat = {"agenda": agenda, "bot": entry}
         for f in ("agenda", "bot", "capital", "legacy", "works", "cool_open", "cool_masked",
                   "burn_open", "burn_masked", "masks_left", "fog_in", "fog_requested",
                   "fog_received", "pointed_at", "cornered", "revealed", "paid"):

@@ -3,8 +3,9 @@
 A bot module defines `BOT = BotSpec(...)` with its five decision functions (RULES.md
 section P), each `f(R, V, P, seed, game)` over the rules vector `R`, the player's view `V`
 (both int64, layouts in `fbsim.game.layout`), the bot's parameter vector `P` (float64, named by
-`BotSpec.params`) and the game's RNG coordinates. Compiled bots are `fbsim.game.jit.shared`
-functions, so the reference engine and the kernel run the same code. The view holds only what
+`BotSpec.params`; each lineup entry gives its own, `fbsim.game.lineup`) and the game's RNG
+coordinates. Compiled bots are `fbsim.game.jit.shared` functions, so the reference engine and
+the kernel run the same code. The view holds only what
 the player may know (section I), so a bot cannot read a rival's hidden state.
 
 - commit(...) -> (works, cool, burn, masked_cool, masked_burn)      R-C1..R-C3
@@ -74,8 +75,3 @@ def registry() -> dict[str, BotSpec]:
 
 def bot_names(compiled_only: bool = False) -> list[str]:
     return [n for n, s in registry().items() if s.compiled or not compiled_only]
-
-
-def default_bot_params() -> dict[str, dict[str, float]]:
-    return {name: {p.name: float(p.default) for p in spec.params}
-            for name, spec in registry().items() if spec.params}

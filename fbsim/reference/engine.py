@@ -15,7 +15,7 @@ import numpy as np
 
 from fbsim.errors import IllegalDecision
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup
+from fbsim.game.lineup import Entry, Lineup
 from fbsim.game.public import band_of
 from fbsim.game.rng import shuffle_in_place
 from fbsim.policies import registry
@@ -56,9 +56,10 @@ class SeatPolicy:
         return IllegalDecision(message, round_no, seat, rule, self.name)
 
 
-def bind_policy(rules: Rules, name: str) -> SeatPolicy:
-    spec = registry()[name]
-    return SeatPolicy(name, spec.param_vector(rules.bots.get(name)))
+def bind_policy(entry: Entry | str) -> SeatPolicy:
+    """A lineup entry (or a bot name, at its default parameters) bound to its bot."""
+    entry = Entry.make(entry) if isinstance(entry, str) else entry
+    return SeatPolicy(entry.bot, entry.vector())
 
 
 # ------------------------------------------------------------------------------ setup
@@ -544,8 +545,8 @@ def play_game(rules: Rules, lineup: Lineup | None = None, seed: int = 0, game_in
     n = rules.players
     R = rules_vector(rules, n)
     agendas = deal_agendas(R, seed, game_index)
-    bots = [lineup.bot_for(s, agendas[s]) for s in range(n)]
-    policies = [bind_policy(rules, b) for b in bots]
+    policies = [bind_policy(lineup.entry_for(s, agendas[s])) for s in range(n)]
+    bots = [lineup.label_for(s, agendas[s]) for s in range(n)]  # the records' names
     g = setup(rules, agendas, shuffle_assets(R, seed, game_index), bots, seed, game_index,
               events)
     return make_record(run(g, policies))

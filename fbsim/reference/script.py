@@ -137,7 +137,7 @@ def prepare(doc: dict[str, Any], base: Rules | None = None):
     if fallback is not None:
         from fbsim.game.lineup import parse_lineup
 
-        parse_lineup(fallback)  # checks the name
+        parse_lineup(fallback)  # checks the name (and parameters: tunable:aim=520;greed=0)
     return rules, agendas, deck, plans, fallback
 
 
@@ -146,7 +146,11 @@ def play_script(doc: dict[str, Any], base: Rules | None = None,
     """Play a scripted game in the reference engine."""
     rules, agendas, deck, plans, fallback = prepare(doc, base)
     n = rules.players
-    fb = [bind_policy(rules, fallback) if fallback else None for _ in range(n)]
+    if fallback:
+        from fbsim.game.lineup import parse_lineup
+
+        entry = parse_lineup(fallback).by_agenda["steward"]
+    fb = [bind_policy(entry) if fallback else None for _ in range(n)]
     policies = [ScriptedPolicy(s, plans[s], rules.asset_names, fb[s]) for s in range(n)]
     bots = ["scripted"] * n
     seed = int(doc.get("seed", 0))

@@ -23,7 +23,7 @@ import numpy as np
 from fbsim.errors import ConfigError
 from fbsim.game import layout as L
 
-RULES_VERSION = 1
+RULES_VERSION = 2  # 2: bot parameters left the rules (they belong to the lineup)
 
 
 def F(default: Any, help: str, lo: float | None = None, hi: float | None = None,
@@ -210,13 +210,6 @@ class Rules:
     agendas: Agendas = F(Agendas(), "")
     decks: Decks = F(Decks(), "")
     assets: dict[str, Asset] = F(_d3(), "D3: the asset deck, one table per kind")
-    bots: dict[str, dict[str, float]] = F({}, "bot parameters, one table per bot")
-
-    def __post_init__(self):
-        if not self.bots:
-            from fbsim.policies import default_bot_params
-
-            object.__setattr__(self, "bots", default_bot_params())
 
     def __eq__(self, other):
         # the order of the asset kinds matters (it is their index in the deck), which a
@@ -303,7 +296,7 @@ def _origin(key: str) -> str:
 
 
 def _schema_of(schema, key, path, source, base, value):
-    """The schema of `schema[key]`: a dataclass type, 'asset', 'botparams', or None (leaf)."""
+    """The schema of `schema[key]`: a dataclass type, 'assets', or None (leaf)."""
     kpath = f"{path}.{key}" if path else key
     if schema == "assets":
         if key not in base:
@@ -311,23 +304,12 @@ def _schema_of(schema, key, path, source, base, value):
                 raise ConfigError(kpath, "unknown asset kind" + _suggest(key, base)
                                   + " (a new kind must give its count)", source)
         return Asset
-    if schema == "bots":
-        if key not in base:
-            raise ConfigError(kpath, "unknown bot" + _suggest(key, base), source)
-        return ("botparams", key)
-    if isinstance(schema, tuple) and schema[0] == "botparams":
-        if key not in base:
-            raise ConfigError(kpath, f"unknown parameter of bot '{schema[1]}'"
-                              + _suggest(key, base), source)
-        return None
     hints = get_type_hints(schema)
     names = [f.name for f in fields(schema)]
     if key not in names:
         raise ConfigError(kpath, "unknown key" + _suggest(key, names), source)
     if key == "assets" and schema is Rules:
         return "assets"
-    if key == "bots" and schema is Rules:
-        return "bots"
     t = hints[key]
     return t if is_dataclass(t) else None
 
@@ -387,25 +369,9 @@ def _build(cls, data: Mapping, path: str, source: str):
             # a new kind's missing fields take Asset's defaults (keys were checked on merge)
             kwargs[f.name] = {k: _build(Asset, {**to_dict(Asset()), **v}, f"assets.{k}",
                                         source) for k, v in value.items()}
-        elif f.name == "bots":
-            kwargs[f.name] = _build_bots(value, source)
         else:
             kwargs[f.name] = _check_scalar(value, tp, dict(f.metadata), fpath, source)
     return cls(**kwargs)
-
-
-def _build_bots(value: Mapping, source: str) -> dict[str, dict[str, float]]:
-    from fbsim.policies import registry
-
-    out = {}
-    for name, params in value.items():
-        spec = registry()[name]
-        out[name] = {}
-        for p in spec.params:
-            out[name][p.name] = _check_scalar(params[p.name], float,
-                                              {"lo": p.lo, "hi": p.hi},
-                                              f"bots.{name}.{p.name}", source)
-    return out
 
 
 def _cross_check(r: Rules, source: str) -> None:
@@ -449,15 +415,20 @@ def _cross_check(r: Rules, source: str) -> None:
 
 def load_rules(path: str | Path | None = None, sets: list[str] | tuple[str, ...] = (),
                base: Rules | None = None, overrides: Mapping | None = None,
-               overrides_source: str = "rules") -> Rules:
+               overrides_source: str = "rules", bots: dict | None = None) -> Rules:
     """Effective rules: defaults (or `base`) <- TOML file <- `overrides` <- `--set` items.
 
     `overrides` is a nested table (`nest({"assets.bunker.price": 5})`); errors in it name
-    `overrides_source` (e.g. "--set")."""
+    `overrides_source` (e.g. "--set").
+
+    Bot parameters are not rules: `bots.BOT.PARAM` keys (a `[bots.BOT]` table in the file,
+    in `overrides` or in `--set`) are checked and added to the dict `bots` ({bot: {param:
+    value}}), the shorthand that sets PARAM at every lineup entry playing BOT
+    (`fbsim.game.lineup.Lineup.with_bot_params`); without `bots` they are an error."""
     global _ORIGINS
     _ORIGINS = {}
     try:
-        return _load(path, sets, base, overrides, overrides_source)
+        return _load(path, sets, base, overrides, overrides_source, bots)
     except ConfigError as e:
         if e.source == "rules":
             raise ConfigError(e.key, e.message, _origin(e.key)) from None
@@ -466,8 +437,48 @@ def load_rules(path: str | Path | None = None, sets: list[str] | tuple[str, ...]
         _ORIGINS = None
 
 
-def _load(path, sets, base, overrides, overrides_source) -> Rules:
+def _take_bots(doc: Mapping, source: str, found: dict, strict: bool = True) -> Mapping:
+    """`doc` without its `bots` table; the table's values go to `found` (checked)."""
+    from fbsim.game.lineup import bot_param_sets, merge_bot_params
+
+    if not isinstance(doc, Mapping) or "bots" not in doc:
+        return doc
+    table = doc["bots"]
+    if not isinstance(table, Mapping):
+        raise ConfigError("bots", f"expected a table, got {_show(table)}", source)
+    items = {}
+    for bot, params in table.items():
+        if not isinstance(params, Mapping):
+            raise ConfigError(f"bots.{bot}", f"expected a table, got {_show(params)}", source)
+        items.update({f"bots.{bot}.{k}": v for k, v in params.items()})
+    if strict:
+        got = bot_param_sets(items, source)
+    else:  # old provenance: what the current bots no longer know is left out
+        got = {}
+        for k, v in items.items():
+            try:
+                got = merge_bot_params(got, bot_param_sets({k: v}, source))
+            except ConfigError:
+                pass
+    found.update(merge_bot_params(found, got))
+    return {k: v for k, v in doc.items() if k != "bots"}
+
+
+def _no_bots(found: dict, bots: dict | None) -> None:
+    if bots is not None:
+        bots.update(found)
+        return
+    if found:
+        bot = next(iter(found))
+        key = f"bots.{bot}.{next(iter(found[bot]))}"
+        raise ConfigError(key, "a bot parameter, not a rule: give it with the lineup "
+                          "(e.g. --seat 1=tunable:aim=520, or --set on simulate, sweep, "
+                          "replay and report)", "--set")
+
+
+def _load(path, sets, base, overrides, overrides_source, bots) -> Rules:
     data = to_dict(base if base is not None else Rules())
+    found: dict = {}
     if path is not None:
         p = Path(path)
         source = f"rules file {p}"
@@ -479,24 +490,36 @@ def _load(path, sets, base, overrides, overrides_source) -> Rules:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ConfigError("(file)", f"not valid TOML: {e}", source) from None
-        data = _merge(data, doc, "", Rules, source)
+        data = _merge(data, _take_bots(doc, source, found), "", Rules, source)
     if overrides:
-        data = _merge(data, overrides, "", Rules, overrides_source)
+        data = _merge(data, _take_bots(overrides, overrides_source, found), "", Rules,
+                      overrides_source)
     for item in sets:
         key, value = parse_set(item)
-        data = _merge(data, _nest(key, value), "", Rules, "--set")
+        data = _merge(data, _take_bots(_nest(key, value), "--set", found), "", Rules, "--set")
     _fit_to_rounds(data)
-    return validate_dict(data)
+    rules = validate_dict(data)
+    _no_bots(found, bots)
+    return rules
 
 
-def rules_from_toml(text: str, source: str = "rules text") -> Rules:
-    """Rules from TOML text, e.g. the `rules_toml` stored in a table's provenance."""
+def rules_from_toml(text: str, source: str = "rules text", bots: dict | None = None) -> Rules:
+    """Rules from TOML text, e.g. the `rules_toml` stored in a table's provenance.
+
+    Provenance written before bot parameters left the rules holds `[bots.BOT]` tables: they
+    go to the dict `bots` when given (what the bots no longer know is left out), else they
+    are ignored."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError("(text)", f"not valid TOML: {e}", source) from None
+    found: dict = {}
+    doc = _take_bots(doc, source, found, strict=False)
     data = _merge(to_dict(Rules()), doc, "", Rules, source)
-    return validate_dict(data, source)
+    rules = validate_dict(data, source)
+    if bots is not None:
+        bots.update(found)
+    return rules
 
 
 def _fit_to_rounds(data: dict) -> None:
@@ -607,16 +630,6 @@ def rules_to_toml(rules: Rules, comments: bool = True) -> str:
             for name, a in v.items():
                 lines += ["", f"[assets.{_toml_key(name)}]  # D3"]
                 scalars(a)
-        elif f.name == "bots":
-            from fbsim.policies import registry
-
-            for name, params in v.items():
-                spec = registry()[name]
-                lines += ["", f"[bots.{_toml_key(name)}]  # {spec.summary}"]
-                helps = {p.name: p.help for p in spec.params}
-                for pname, pv in params.items():
-                    text = f"{_toml_key(pname)} = {_toml_value(pv)}"
-                    lines.append(f"{text:<{max(28, len(text) + 1)}} # {helps[pname]}")
     if not comments:
         lines = [ln.split(" # ", 1)[0].rstrip() if " # " in ln else ln for ln in lines
                  if not ln.startswith("#")]

@@ -40,8 +40,8 @@ def run(name: str, results: str | Path = "results", games: int | None = None, pr
     spec = exp.spec(n)
     if not force and _stale(out, spec):
         if echo:
-            echo(f"{out}: made by another spec or other rules (e.g. a new bot's defaults); "
-                 "recomputing it")
+            echo(f"{out}: made by another spec, other rules or another lineup (e.g. a "
+                 "bot's new defaults); recomputing it")
         force = True
     res = run_sweep(spec, out, progress=progress, force=force, echo=echo, client=client,
                     threads=threads)
@@ -54,7 +54,8 @@ def run(name: str, results: str | Path = "results", games: int | None = None, pr
 def _stale(out: Path, spec) -> bool:
     import json
 
-    from fbsim.experiments.run.spec import base_rules
+    from fbsim.experiments.run.spec import build_points
+    from fbsim.game.lineup import lineup_hash
     from fbsim.rules import rules_to_toml
 
     meta = out / "sweep.json"
@@ -64,7 +65,8 @@ def _stale(out: Path, spec) -> bool:
         digest = json.loads(meta.read_text()).get("digest")
     except (OSError, ValueError):
         return True
-    return digest != spec.digest(rules_to_toml(base_rules(spec)))
+    base, points = build_points(spec)
+    return digest != spec.digest(rules_to_toml(base), [lineup_hash(p.lineup) for p in points])
 
 
 def write_summary(exp, spec, tables, figures, out: Path, games: int, res) -> Path:

@@ -14,8 +14,10 @@ ratios, two distributions are counted exactly: the final Dial and the Dial at th
 round, as histograms of one bin per ppm.
 
 `metrics(players, bots)` lists the metrics of one table size; those with a `section` are
-shown on the report page (in this order), the others feed the sweep tables only. `measure`
-computes every metric's (y, x) for a block of kernel records. Tables, the report, findings
+shown on the report page (in this order), the others feed the sweep tables only. `bots` are
+the per-bot rows (`bot_rows`): a lineup entry's label, its bot's name unless one lineup seats
+the bot with different parameters. `measure` computes every metric's (y, x) for a block of
+kernel records played by one lineup. Tables, the report, findings
 and the notebook all read these.
 """
 
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fbsim.game import layout as L
+from fbsim.game.lineup import N_ENTRIES, Lineup
 from fbsim.rules import Rules
 
 DIAL_HIST_LO = 0  # the Dial histograms have one bin per ppm from here (clipped at both ends)
@@ -59,10 +62,31 @@ def seat_sum(a) -> np.ndarray:
     return np.einsum("gs->g", a if a.dtype == np.int64 else a.astype(np.int64))
 
 
+def bot_rows(*lineups: Lineup) -> tuple[str, ...]:
+    """The per-bot rows of these lineups: each entry's label (`Lineup.labels()`), in the
+    order of the bots (registry order), a bot's plain name before its labelled variants."""
+    from fbsim.policies import registry
+
+    order = {name: i for i, name in enumerate(registry())}
+    labels = {(e.bot, lab) for lu in lineups
+              for e, lab in zip(lu.entries(), lu.labels(), strict=True) if e is not None}
+    return tuple(lab for _, lab in sorted(labels, key=lambda x: (order[x[0]], x[1] != x[0],
+                                                                   x[1])))
+
+
+def row_of_entry(lineup: Lineup, bots: tuple[str, ...]) -> np.ndarray:
+    """For each lineup entry (the records' `bot` code), its row in `bots` (-1: none)."""
+    out = np.full(N_ENTRIES, -1, dtype=np.int64)
+    for i, lab in enumerate(lineup.labels()):
+        if lab is not None and lab in bots:
+            out[i] = bots.index(lab)
+    return out
+
+
 class Games:
     """One block of kernel records with the per-game quantities metrics are built from."""
 
-    def __init__(self, rec: dict, rules: Rules, bots: tuple[str, ...]):
+    def __init__(self, rec: dict, rules: Rules, lineup: Lineup, bots: tuple[str, ...]):
         self.rec, self.rules, self.bots = rec, rules, bots
         self.n = rules.players
         g = len(rec["game"])
@@ -74,7 +98,9 @@ class Games:
         ws = np.where(self.won, w, 0)
         self.agenda = rec["agenda"]
         self.win_agenda = np.where(self.won, self.agenda[idx, ws], -1)
-        self.win_bot = np.where(self.won, rec["bot"][idx, ws], -1)
+        rows = row_of_entry(lineup, bots)
+        self.seat_row = rows[rec["bot"]]  # [games, seats]: each seat's bot row
+        self.win_row = np.where(self.won, self.seat_row[idx, ws], -1)
         self.accel = self.agenda == L.ACCELERATIONIST
         self.over = rec["fog_received"] - rec["fog_in"]
         self.survived = (rec["band"] != L.COLLAPSE)[:, None]
@@ -84,7 +110,7 @@ class Games:
         # R-S3: place p counts clockwise from the round-1 first player (D9)
         return (self.rules.first_player + p) % self.n
 
-    def bot_id(self, name: str) -> int:
+    def bot_row(self, name: str) -> int:
         return self.bots.index(name)
 
 
@@ -150,9 +176,9 @@ def metrics(players: int, bots: tuple[str, ...]) -> list[Metric]:
                    y=lambda G, i=i: seat_sum(G.agenda == i)) for i, a in enumerate(A)]
     for b in bots:
         out.append(Metric(f"win_bot_{b}", None, f"{b} wins", "rate",
-                          y=lambda G, b=b: G.win_bot == G.bot_id(b)))
+                          y=lambda G, b=b: G.win_row == G.bot_row(b)))
         out.append(Metric(f"seats_bot_{b}", None, f"{b} seats per game", "mean",
-                          y=lambda G, b=b: seat_sum(G.rec["bot"] == G.bot_id(b))))
+                          y=lambda G, b=b: seat_sum(G.seat_row == G.bot_row(b))))
     out += [Metric(f"win_seat_{s}", None, f"Seat {s} wins", "rate",
                    y=lambda G, s=s: G.winner == s) for s in range(players)]
     out += [Metric(f"end_{e.replace('-', '_')}", None, f"Ends: {e}", "rate",
@@ -189,11 +215,12 @@ class Block:
         return self.y.shape[1]
 
 
-def measure(rec: dict, rules: Rules, bots: tuple[str, ...],
+def measure(rec: dict, rules: Rules, lineup: Lineup, bots: tuple[str, ...],
             metric_list: list[Metric] | None = None) -> Block:
-    """Every metric of `metrics(rules.players, bots)` for a block of kernel records."""
+    """Every metric of `metrics(rules.players, bots)` for a block of kernel records played
+    by `lineup`."""
     ms = metric_list if metric_list is not None else metrics(rules.players, bots)
-    G = Games(rec, rules, bots)
+    G = Games(rec, rules, lineup, bots)
     y = np.stack([np.asarray(m.y(G), dtype=np.int64) for m in ms])
     x = np.stack([G.one if m.x is None else np.asarray(m.x(G), dtype=np.int64) for m in ms])
     bins = np.clip(rec["final_dial"] - DIAL_HIST_LO, 0, DIAL_BINS - 1)

@@ -28,18 +28,13 @@ from fbsim.experiments.metrics.definitions import (
     DIAL_BINS,
     Block,
     Metric,
+    bot_rows,
     measure,
     metrics,
 )
 from fbsim.experiments.metrics.stats import Z95, wilson
+from fbsim.game.lineup import Lineup
 from fbsim.rules import Rules
-
-
-def bot_names() -> tuple[str, ...]:
-    """The bots whose wins are counted (in the kernel's bot-id order)."""
-    from fbsim.kernel.dispatch import compiled_bots
-
-    return compiled_bots()
 
 
 class Tally:
@@ -49,7 +44,7 @@ class Tally:
     def __init__(self, players: int, rounds: int, paired: bool = False,
                  bots: tuple[str, ...] | None = None):
         self.players, self.rounds, self.paired = players, rounds, paired
-        self.bots = bot_names() if bots is None else tuple(bots)
+        self.bots = bot_rows(Lineup()) if bots is None else tuple(bots)
         self.metrics: list[Metric] = metrics(players, self.bots)
         self.index = {m.key: k for k, m in enumerate(self.metrics)}
         w = 4 if paired else 2
@@ -64,11 +59,15 @@ class Tally:
         self.old_dial_round_hist: np.ndarray | None = None
 
     @classmethod
-    def for_rules(cls, rules: Rules, paired: bool = False) -> Tally:
-        return cls(rules.players, rules.rounds, paired)
+    def for_rules(cls, rules: Rules, *lineups: Lineup, paired: bool = False,
+                  bots: tuple[str, ...] | None = None) -> Tally:
+        """A tally of games under `rules`, with a row per bot of `lineups` (or `bots`)."""
+        rows = bots if bots is not None else bot_rows(*(lineups or (Lineup(),)))
+        return cls(rules.players, rules.rounds, paired, rows)
 
-    def measure(self, rec: dict, rules: Rules) -> Block:
-        return measure(rec, rules, self.bots, self.metrics)
+    def measure(self, rec: dict, rules: Rules, lineup: Lineup) -> Block:
+        """Every metric of this tally for a block of records played by `lineup`."""
+        return measure(rec, rules, lineup, self.bots, self.metrics)
 
     def add(self, block: Block, base: Block | None = None) -> Tally:
         """Count one block of games (and, paired, the baseline's same games)."""

@@ -22,7 +22,7 @@ from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso
 from fbsim.experiments.run.runner import Arm, NoProgress, run_blocks
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup, parse_lineup
+from fbsim.game.lineup import Lineup, lineup_hash, parse_lineup
 from fbsim.rules import Rules, load_rules, rules_hash, rules_to_toml
 
 DEFAULT_GAMES = 200_000
@@ -56,12 +56,15 @@ class BalanceReport:
         return self.tables[0].old_rules is not None
 
 
-def _load(path, sets, players: int, flag: str) -> Rules:
+def _load(path, sets, players: int, flag: str, lineup: Lineup) -> tuple[Rules, Lineup]:
+    """The rules, and the lineup with their `bots.BOT.PARAM` values (a bot's parameters)."""
     if path is not None and str(path) == "default" and not Path(path).exists():
         path = None  # `--against default`: the default rules
     if path is not None and not Path(path).is_file():
         raise UsageError(f"{flag} {path}: no such file")
-    return load_rules(path, [*sets, f"players={players}"])
+    bots: dict = {}
+    rules = load_rules(path, [*sets, f"players={players}"], bots=bots)
+    return rules, lineup.with_bot_params(bots)
 
 
 def report(rules: str | Path | None = None, against: str | Path | None = None,
@@ -86,10 +89,11 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     compare = against is not None or bool(against_sets)
     setups = []
     for n in players:  # every rules file validated before any game runs
-        new = _load(rules, sets, n, "--rules")
-        old = _load(against, [*sets, *against_sets], n, "--against") if compare else None
         lu = parse_lineup(lineup, [], n)
-        setups.append((n, new, old, lu))
+        new, lu_new = _load(rules, sets, n, "--rules", lu)
+        old, lu_old = (_load(against, [*sets, *against_sets], n, "--against", lu) if compare
+                       else (None, None))
+        setups.append((n, new, old, (lu_new, lu_old)))
     progress = progress or NoProgress()
     started = now_iso()
     frames, tables = [], []
@@ -103,9 +107,9 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     try:
         for (n, new, old, lu), part in zip(setups, parts, strict=True):
             if part is not None and part.is_file():
-                tally = _load_part(part, new, compare)
+                tally = _load_part(part, new, lu, compare)
             else:
-                tally = _play_table(new, old, lu, games, seed, progress)
+                tally = _play_table(new, old, *lu, games, seed, progress)
                 if part is not None:
                     _save_part(part, tally)
             frames.append(B.table(tally, n, B.fair_shares(tally, new),
@@ -119,7 +123,8 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
         df = B.mark_significance(df)
     prov = {**base_provenance(started), "kind": "balance report", "seed": seed,
             "games": games, "players": players,
-            "lineup": setups[0][3].describe(),
+            "lineup": setups[0][3][0].describe(),
+            "lineup_hash": lineup_hash(setups[0][3][0]),
             "rules_file": None if rules is None else str(rules),
             "against_file": None if against is None else str(against),
             "sets": list(sets), "against_sets": list(against_sets),
@@ -127,6 +132,8 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
             "rules_toml": rules_to_toml(tables[0].rules, comments=False)}
     if compare:
         prov["old_rules_hash"] = {str(t.players): rules_hash(t.old_rules) for t in tables}
+        prov["old_lineup"] = setups[0][3][1].describe()
+        prov["old_lineup_hash"] = lineup_hash(setups[0][3][1])
         prov["old_rules_toml"] = rules_to_toml(tables[0].old_rules, comments=False)
     rep = BalanceReport(df, tables, prov)
     if exploit_dir is not None:
@@ -137,15 +144,15 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     return rep
 
 
-def _play_table(new: Rules, old: Rules | None, lu: Lineup, games: int, seed: int,
-                progress) -> Tally:
+def _play_table(new: Rules, old: Rules | None, lu: Lineup, lu_old: Lineup | None, games: int,
+                seed: int, progress) -> Tally:
     """One table size: games 0..games-1 under the new (and old) rules, in blocks."""
-    tally = Tally.for_rules(new, paired=old is not None)
-    arms = [Arm(new, lu)] + ([Arm(old, lu)] if old is not None else [])
+    tally = _tally(new, (lu, lu_old), old is not None)
+    arms = [Arm(new, lu)] + ([Arm(old, lu_old)] if old is not None else [])
 
     def consume(first: int, recs: list[dict]) -> None:
-        block = tally.measure(recs[0], new)
-        tally.add(block, tally.measure(recs[1], old) if old is not None else None)
+        block = tally.measure(recs[0], new, lu)
+        tally.add(block, tally.measure(recs[1], old, lu_old) if old is not None else None)
 
     run_blocks(arms, seed, 0, games, consume, progress)
     return tally
@@ -154,8 +161,8 @@ def _play_table(new: Rules, old: Rules | None, lu: Lineup, games: int, seed: int
 # ------------------------------------------------------------------------------ resuming
 
 
-def _part_path(folder, new: Rules, old: Rules | None, lu: Lineup, games: int,
-               seed: int) -> Path:
+def _part_path(folder, new: Rules, old: Rules | None, lu: tuple[Lineup, Lineup | None],
+               games: int, seed: int) -> Path:
     """Where a finished table size is kept: named by a digest of everything it depends on."""
     import hashlib
 
@@ -163,9 +170,10 @@ def _part_path(folder, new: Rules, old: Rules | None, lu: Lineup, games: int,
 
     doc = json.dumps({"new": rules_to_toml(new, comments=False),
                       "old": None if old is None else rules_to_toml(old, comments=False),
-                      "lineup": lu.describe(), "games": games, "seed": seed,
-                      "kernel": KERNEL_VERSION,
-                      "metrics": [m.key for m in Tally.for_rules(new).metrics]},
+                      "lineup": lineup_hash(lu[0]),
+                      "old_lineup": None if lu[1] is None else lineup_hash(lu[1]),
+                      "games": games, "seed": seed, "kernel": KERNEL_VERSION,
+                      "metrics": [m.key for m in _tally(new, lu, False).metrics]},
                      sort_keys=True)
     return Path(folder) / f"p{new.players}-{hashlib.sha256(doc.encode()).hexdigest()[:16]}.npz"
 
@@ -181,11 +189,17 @@ def _save_part(path: Path, tally: Tally) -> None:
     os.replace(tmp, path)
 
 
-def _load_part(path: Path, rules: Rules, paired: bool) -> Tally:
+def _load_part(path: Path, rules: Rules, lu: tuple[Lineup, Lineup | None],
+               paired: bool) -> Tally:
     import numpy as np
 
     with np.load(path) as z:
-        return Tally.for_rules(rules, paired).load_arrays(z)
+        return _tally(rules, lu, paired).load_arrays(z)
+
+
+def _tally(rules: Rules, lu: tuple[Lineup, Lineup | None], paired: bool) -> Tally:
+    """The tally of one table size: a bot row for each entry of the new and old lineups."""
+    return Tally.for_rules(rules, *(x for x in lu if x is not None), paired=paired)
 
 
 def clear_resume(folder: str | Path | None) -> None:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from fbsim.experiments.metrics.definitions import bot_rows
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.spec import Point, SweepSpec
 from fbsim.game.lineup import Lineup
@@ -72,10 +73,10 @@ def play(arm: Arm, seed: int, first: int, n: int) -> dict:
 def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
                consume: Callable[[int, list[dict]], None], progress: Progress | None = None,
                weight: int | None = None, block: int | None = None) -> None:
-    """Play games [first, first + n) under every arm, block by block, and hand each block's
-    records (one dict per arm, in order) to `consume(first_game_of_block, records)`.
-    `progress.advance(m * weight)` follows each block of m games (weight: the arms counted,
-    default all)."""
+    """Play games [first, first + n) under every arm, block by block (`block` games, default
+    BLOCK), and hand each block's records (one dict per arm, in order) to
+    `consume(first_game_of_block, records)`. `progress.advance(m * weight)` follows each
+    block of m games (weight: the arms counted, default all)."""
     weight = len(arms) if weight is None else weight
     block = BLOCK if block is None else block
     done, end = first, first + n
@@ -101,6 +102,12 @@ class Task:
     baseline: Point
     points: tuple[Point, ...]  # the points (possibly including the baseline) to count
     threads: int | None = None
+    bots: tuple[str, ...] | None = None  # the per-bot rows (default: of these points)
+
+    def rows(self) -> tuple[str, ...]:
+        if self.bots is not None:
+            return self.bots
+        return bot_rows(self.baseline.lineup, *(p.lineup for p in self.points))
 
     @property
     def games(self) -> int:
@@ -110,18 +117,19 @@ class Task:
 def count_task(task: Task, progress: Progress | None = None) -> dict[int, Tally]:
     """One `Tally` per point of the task: its games counted, each paired game by game with
     the baseline's same games (played once for the whole task)."""
-    out = {p.index: Tally.for_rules(p.rules, paired=True) for p in task.points}
+    bots = task.rows()
+    out = {p.index: Tally.for_rules(p.rules, paired=True, bots=bots) for p in task.points}
     others = [p for p in task.points if p.index != task.baseline.index]
-    arms = [Arm(task.baseline.rules, task.baseline.lineup)]
-    arms += [Arm(p.rules, p.lineup) for p in others]
-    counter = Tally.for_rules(task.baseline.rules)  # measures the baseline's games
+    b = task.baseline
+    arms = [Arm(b.rules, b.lineup)] + [Arm(p.rules, p.lineup) for p in others]
+    counter = Tally.for_rules(b.rules, bots=bots)  # measures the baseline's games
 
     def consume(first: int, recs: list[dict]) -> None:
-        base = counter.measure(recs[0], task.baseline.rules)
-        if task.baseline.index in out:
-            out[task.baseline.index].add(base, base)
+        base = counter.measure(recs[0], b.rules, b.lineup)
+        if b.index in out:
+            out[b.index].add(base, base)
         for p, rec in zip(others, recs[1:], strict=True):
-            out[p.index].add(out[p.index].measure(rec, p.rules), base)
+            out[p.index].add(out[p.index].measure(rec, p.rules, p.lineup), base)
 
     with KERNEL_LOCK:
         if task.threads:
@@ -133,9 +141,15 @@ def count_task(task: Task, progress: Progress | None = None) -> dict[int, Tally]
     return out
 
 
+def sweep_rows(by_index: dict[int, Point]) -> tuple[str, ...]:
+    """The per-bot rows of a whole sweep (the same for every task, so tallies merge)."""
+    return bot_rows(*(p.lineup for p in by_index.values()))
+
+
 def plan(points: list[Point], by_index: dict[int, Point], seed: int, first: int, n: int,
          task_games: int, threads: int | None) -> list[Task]:
     """Tasks covering games [first, first + n) of `points` (which share nothing else)."""
+    bots = sweep_rows(by_index)
     groups: dict[int, list[Point]] = {}
     for p in points:
         groups.setdefault(p.baseline, []).append(p)
@@ -146,7 +160,7 @@ def plan(points: list[Point], by_index: dict[int, Point], seed: int, first: int,
             start = first
             while start < first + n:
                 m = min(task_games, first + n - start)
-                tasks.append(Task(seed, start, m, by_index[b], chunk, threads))
+                tasks.append(Task(seed, start, m, by_index[b], chunk, threads, bots))
                 start += m
     return tasks
 
@@ -179,7 +193,8 @@ def run_points(spec: SweepSpec, todo: list[Point], by_index: dict[int, Point],
     target = {p.index: (min(spec.min_games, spec.max_games) if adaptive else spec.games)
               for p in todo}
     done = {p.index: 0 for p in todo}
-    tallies = {p.index: Tally.for_rules(p.rules, paired=True) for p in todo}
+    bots = sweep_rows(by_index)
+    tallies = {p.index: Tally.for_rules(p.rules, paired=True, bots=bots) for p in todo}
     open_points = list(todo)
     played = 0
     while open_points:

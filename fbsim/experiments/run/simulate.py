@@ -21,6 +21,7 @@ from fbsim.experiments.run.provenance import META_KEY, base_provenance, now_iso,
 from fbsim.experiments.run.runner import Arm, NoProgress, run_blocks
 from fbsim.experiments.run.spec import SpecError, SweepSpec, build_points
 from fbsim.game import layout as L
+from fbsim.game.lineup import Lineup, lineup_hash
 from fbsim.rules import rules_hash, rules_to_toml
 
 
@@ -88,20 +89,21 @@ def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = 
     _, (point,) = build_points(spec)
     progress = progress or NoProgress()
     started = now_iso()
-    tally = Tally.for_rules(point.rules)
+    tally = Tally.for_rules(point.rules, point.lineup)
     writer = None
     progress.start(games, f"{players} players")
 
     def consume(first: int, recs: list[dict]) -> None:
         nonlocal writer
         (rec,) = recs
-        tally.add(tally.measure(rec, point.rules))
+        tally.add(tally.measure(rec, point.rules, point.lineup))
         if records is not None:
             table = records_table(rec, point.rules)
             if writer is None:
-                writer = RecordsWriter(Path(records), table.schema, {
+                writer = RecordsWriter(Path(records), table.schema, point.lineup, {
                     **base_provenance(started), "kind": "game records", "seed": seed,
                     "games": games, "lineup": point.lineup.describe(),
+                    "lineup_hash": lineup_hash(point.lineup),
                     "rules_hash": rules_hash(point.rules),
                     "rules_toml": rules_to_toml(point.rules, comments=False)})
             writer.write(table)
@@ -117,7 +119,8 @@ def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = 
             writer.abort()
     win, out, st = sweep_tables(tally, point.rules, {"players": players})
     prov = {**base_provenance(started), "kind": "simulation", "seed": seed, "games": games,
-            "lineup": point.lineup.describe(), "rules_hash": rules_hash(point.rules),
+            "lineup": point.lineup.describe(), "lineup_hash": lineup_hash(point.lineup),
+            "rules_hash": rules_hash(point.rules),
             "rules_toml": rules_to_toml(point.rules, comments=False)}
     drop = ["point", "baseline_point", "diff", "diff_ci_low", "diff_ci_high", "paired_games"]
     win = win.drop(columns=drop)
@@ -159,15 +162,17 @@ def records_table(rec: dict, rules) -> pa.Table:
 class RecordsWriter:
     """Streams blocks to a temporary Parquet file, renamed into place when complete."""
 
-    def __init__(self, path: Path, schema: pa.Schema, provenance: dict):
+    def __init__(self, path: Path, schema: pa.Schema, lineup: Lineup, provenance: dict):
         import json
         import os
 
         self.path = path
         self.tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
         meta = {META_KEY: json.dumps(provenance, sort_keys=True).encode(),
+                # `bot_<seat>` is the seat's lineup entry: its name is codes["bot"][entry]
                 b"fbsim.codes": json.dumps({"agenda": L.AGENDA_NAMES, "band": L.BAND_NAMES,
-                                            "end": L.END_NAMES}).encode()}
+                                            "end": L.END_NAMES,
+                                            "bot": lineup.labels()}).encode()}
         self.schema = schema.with_metadata(meta)
         self.w = pq.ParquetWriter(self.tmp, self.schema, compression="zstd")
 

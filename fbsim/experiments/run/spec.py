@@ -8,8 +8,10 @@ TOML file:
     seed = 1
     players = "3..6"         # or [3, 4]
     rules = "my-rules.toml"  # optional, relative to this file
-    lineup = "accelerationist=hoarder"   # optional (default lineup otherwise)
-    seats = ["2=random"]     # optional seat overrides for every point
+    lineup = "accelerationist=hoarder"   # optional (default lineup otherwise; a bot's
+                             # parameters: "accelerationist=tunable:aim=560;greed=0.5", or
+                             # a lineup file "my-field.toml", relative to this file)
+    seats = ["2=random"]     # optional seat overrides for every point ("1=tunable:aim=520")
 
     [set]                    # fixed overrides for every point
     masks = 3
@@ -26,7 +28,8 @@ TOML file:
     seat_bot = "0=hoarder"
 
 Besides rules keys, a point may set `players`, `lineup` (as --lineup) and `seat_bot` (as
---seat, several separated by commas; "" for none).
+--seat, several separated by commas; "" for none). A `bots.BOT.PARAM` key (in `set`, `vary`,
+`baseline` or a point) is not a rule: it sets PARAM at every lineup entry that plays BOT.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from fbsim.errors import ConfigError, FbsimError, UsageError
-from fbsim.game.lineup import Lineup, parse_lineup
+from fbsim.game.lineup import Lineup, merge_bot_params, parse_lineup, split_seat_items
 from fbsim.rules import Rules, load_rules, nest, parse_set, rules_hash
 
 SPECIAL = ("players", "lineup", "seat_bot")
@@ -76,9 +79,11 @@ class SweepSpec:
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def digest(self, base_rules_toml: str) -> str:
-        doc = json.dumps({"spec": self.to_dict(), "rules": base_rules_toml}, sort_keys=True,
-                         default=str)
+    def digest(self, base_rules_toml: str, lineup_hashes: list[str] | None = None) -> str:
+        """Identifies the sweep: the spec, the base rules and the points' lineups (their
+        hashes: a lineup file's content or a bot's defaults may change under the spec)."""
+        doc = json.dumps({"spec": self.to_dict(), "rules": base_rules_toml,
+                          "lineups": lineup_hashes or []}, sort_keys=True, default=str)
         return hashlib.sha256(doc.encode()).hexdigest()[:16]
 
 
@@ -211,6 +216,9 @@ def read_table_fields(doc: dict, s: Any, base_dir: Path | None) -> None:
         s.rules = str(rp if rp.is_absolute() or base_dir is None else base_dir / rp)
     if "lineup" in doc:
         s.lineup = str(doc["lineup"])
+        lp = Path(s.lineup)
+        if s.lineup.strip().endswith(".toml") and not lp.is_absolute() and base_dir is not None:
+            s.lineup = str(base_dir / lp)  # a lineup file, relative to the spec file
 
 
 def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None = None
@@ -290,27 +298,34 @@ def _coordinates(spec: SweepSpec) -> list[dict[str, Any]]:
     return coords
 
 
-def base_rules(spec: SweepSpec) -> Rules:
-    return load_rules(spec.rules, overrides=nest(spec.set), overrides_source="--set")
+def base_rules(spec: SweepSpec, bots: dict | None = None) -> Rules:
+    """The rules every point starts from; `bots`: receives the `bots.BOT.PARAM` values of
+    the spec's `set` (and of an old rules file's `[bots.BOT]` tables)."""
+    return load_rules(spec.rules, overrides=nest(spec.set), overrides_source="--set",
+                      bots={} if bots is None else bots)
 
 
-def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules) -> Point:
+def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules,
+           base_bots: dict | None = None) -> Point:
     rules_items = {k: v for k, v in coords.items() if k not in ("lineup", "seat_bot")}
     label = ", ".join(f"{k}={v}" for k, v in coords.items())
+    bots: dict = {}
     try:
         rules = load_rules(None, base=base, overrides=nest(rules_items),
-                           overrides_source="--set")
+                           overrides_source="--set", bots=bots)
     except ConfigError as e:
         varied = e.key if e.key in coords else next(
             (k for k in coords if e.key.startswith(k) or k.startswith(e.key)), e.key)
         raise SpecError(f"{varied}: at the point ({label}): {e.key}: {e.message}") from None
     seats = list(spec.seats)
     if "seat_bot" in coords:
-        seats += [x for x in str(coords["seat_bot"]).split(",") if x.strip()]
+        seats += split_seat_items(str(coords["seat_bot"]))
     try:
         lineup = parse_lineup(coords.get("lineup", spec.lineup), seats, rules.players)
     except UsageError as e:
         raise SpecError(f"{e} (at the point {label})") from None
+    # `bots.BOT.PARAM` (from `set` or a coordinate): PARAM at every entry playing BOT
+    lineup = lineup.with_bot_params(merge_bot_params(base_bots or {}, bots))
     return Point(index, dict(coords), rules, lineup)
 
 
@@ -324,12 +339,13 @@ def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
         raise SpecError("games: must be >= 1")
     if spec.ci_width is not None and spec.min_games > spec.max_games:
         raise SpecError("min_games: must not exceed max_games")
+    base_bots: dict = {}
     try:
-        base = base_rules(spec)
+        base = base_rules(spec, base_bots)
     except ConfigError as e:
         raise SpecError(str(e)) from None
     coords = _coordinates(spec)
-    points = [_point(spec, i, c, base) for i, c in enumerate(coords)]
+    points = [_point(spec, i, c, base, base_bots) for i, c in enumerate(coords)]
     # the baseline of each table size: the spec's [baseline] values, else each varied key
     # at its default value (when it is among the values swept), else the first point
     varied = [k for k in coords[0] if k != "players"] if coords else []
@@ -341,7 +357,7 @@ def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
     for key in varied:
         if key in wanted or key in ("lineup", "seat_bot"):
             continue
-        default = _default_value(base, key)
+        default = _default_value(base, key, base_bots)
         if default is not None and any(json.dumps(c.get(key)) == json.dumps(default)
                                        for c in coords):
             wanted[key] = default
@@ -352,9 +368,17 @@ def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
     return base, points
 
 
-def _default_value(base: Rules, key: str) -> Any:
+def _default_value(base: Rules, key: str, base_bots: dict | None = None) -> Any:
     from fbsim.rules import to_dict
 
+    parts = key.split(".")
+    if parts[0] == "bots" and len(parts) == 3:  # the spec's own value, else the bot's default
+        from fbsim.policies import registry
+
+        given = (base_bots or {}).get(parts[1], {})
+        spec = registry().get(parts[1])
+        defaults = {p.name: float(p.default) for p in spec.params} if spec else {}
+        return given.get(parts[2], defaults.get(parts[2]))
     cur: Any = to_dict(base)
     for part in key.split("."):
         if not isinstance(cur, dict) or part not in cur:

@@ -34,6 +34,7 @@ from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso, read_table, write_table
 from fbsim.experiments.run.runner import NoProgress, Progress
 from fbsim.experiments.run.spec import Point, SweepSpec, build_points, describe
+from fbsim.game.lineup import lineup_hash
 from fbsim.rules import rules_hash, rules_to_toml
 
 TABLES = ("win_rates", "outcomes", "seats")
@@ -42,7 +43,8 @@ TABLES = ("win_rates", "outcomes", "seats")
 def _point_provenance(spec: SweepSpec, point: Point, started: str, games: int) -> dict:
     return {**base_provenance(started), "kind": "sweep point", "point": point.index,
             "coordinates": point.values, "baseline_point": point.baseline,
-            "lineup": point.lineup.describe(), "seed": spec.seed, "games": games,
+            "lineup": point.lineup.describe(), "lineup_hash": lineup_hash(point.lineup),
+            "seed": spec.seed, "games": games,
             "rules_hash": rules_hash(point.rules),
             "rules_toml": rules_to_toml(point.rules, comments=False),
             "sweep_spec": spec.to_dict()}
@@ -69,9 +71,10 @@ def _point_dir(out: Path, i: int) -> Path:
     return out / "points" / f"{i:04d}"
 
 
-def _open_dataset(out: Path, spec: SweepSpec, base_toml: str, force: bool) -> str:
+def _open_dataset(out: Path, spec: SweepSpec, base_toml: str, force: bool,
+                  lineups: list[str] | None = None) -> str:
     """Create OUT (or check that it holds this same sweep); returns the start time."""
-    digest = spec.digest(base_toml)
+    digest = spec.digest(base_toml, lineups)
     meta = out / "sweep.json"
     if meta.exists() and not force:
         try:
@@ -138,7 +141,8 @@ def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None
     out = Path(out)
     base, points = build_points(spec)  # every point validated before any game runs
     progress = progress or NoProgress()
-    started = _open_dataset(out, spec, rules_to_toml(base), force)
+    started = _open_dataset(out, spec, rules_to_toml(base), force,
+                            [lineup_hash(p.lineup) for p in points])
     todo = [p for p in points if not _finished(out, p.index)]
     if echo:
         echo(describe(spec, points))
@@ -168,6 +172,7 @@ def combine(out: Path, spec: SweepSpec, points: list[Point], started: str):
             "sweep_spec": spec.to_dict(),
             "points": [{"point": p.index, "coordinates": p.values,
                         "baseline_point": p.baseline, "lineup": p.lineup.describe(),
+                        "lineup_hash": lineup_hash(p.lineup),
                         "rules_hash": rules_hash(p.rules)} for p in points],
             "rules_toml": {str(p.index): rules_to_toml(p.rules, comments=False) for p in points}}
     for t in TABLES:
@@ -216,8 +221,12 @@ def point_setup(out: str | Path, point: int):
     entry = next((e for e in prov["points"] if e["point"] == point), None)
     if entry is None:
         raise UsageError(f"{out}: no point {point}")
-    rules = rules_from_toml(prov["rules_toml"][str(point)], f"{out} point {point}")
-    return rules, lineup_from_description(entry["lineup"]), int(prov["seed"])
+    # datasets written while bot parameters were rules keep them in `[bots.BOT]` tables of
+    # their rules_toml: they go back to every lineup entry playing that bot
+    bots: dict = {}
+    rules = rules_from_toml(prov["rules_toml"][str(point)], f"{out} point {point}", bots)
+    lineup = lineup_from_description(entry["lineup"]).with_bot_params(bots)
+    return rules, lineup, int(prov["seed"])
 
 
 def coordinate_columns(df: pd.DataFrame) -> list[str]:

@@ -159,7 +159,7 @@ def losses(spec: TuneSpec, res, n_cands: int) -> list[dict]:
             point = c * k + j
             ag = win[(win["point"] == point) & (win["kind"] == "agenda")].set_index("name")
             if spec.win_rate == "fair":
-                rules = load_rules(spec.rules, [f"players={n}"])
+                rules = load_rules(spec.rules, [f"players={n}"], bots={})
                 target = {a: deck_share(rules, a) for a in L.AGENDA_NAMES}
             else:
                 target = spec.win_rate
@@ -241,9 +241,14 @@ def tune(spec: TuneSpec, out: str | Path = "out/tune", client=None, progress=Non
 def _best_toml(spec: TuneSpec, best: dict) -> str:
     from fbsim.rules import load_rules, nest, rules_to_toml
 
-    rules = load_rules(spec.rules, overrides=nest(best), overrides_source="tune")
+    bots: dict = {}
+    rules = load_rules(spec.rules, overrides=nest(best), overrides_source="tune", bots=bots)
     head = ("# Rules found by fbsim tune: " + ", ".join(f"{k} = {v}" for k, v in best.items())
             + "\n")
+    if bots:  # bot parameters are not rules: they go with the lineup
+        head += ("# (bot parameters belong to the lineup, not to these rules: "
+                 + ", ".join(f"bots.{b}.{k} = {v:g}" for b, ps in bots.items()
+                             for k, v in ps.items()) + ")\n")
     return head + rules_to_toml(rules)
 
 
@@ -254,7 +259,11 @@ def write_tune(result: TuneResult, spec: TuneSpec, out: str | Path, started: str
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    from fbsim.game.lineup import lineup_hash, parse_lineup
+
+    lineup = parse_lineup(spec.lineup)
     prov = {**base_provenance(started), "kind": "tune", "tune_spec": asdict(spec),
+            "lineup": lineup.describe(), "lineup_hash": lineup_hash(lineup),
             "search_seeds": [spec.seed + g for g in range(spec.generations)],
             "confirm_seed": spec.seed + CONFIRM_SEED_OFFSET}
     paths = [out / "candidates.parquet", out / "search.parquet", out / "all_candidates.parquet",
