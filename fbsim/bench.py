@@ -22,7 +22,7 @@ import time
 t0 = time.perf_counter()
 from fbsim.rules import load_rules
 from fbsim.kernel import simulate
-simulate(load_rules(), n_games=1, records=False)
+simulate(load_rules(), n_games=1, records=True)
 print(time.perf_counter() - t0)
 """
 
@@ -47,9 +47,9 @@ def kernel_rate(rules: Rules, lineup: Lineup, games: int, threads: int, seed: in
     prev = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        simulate(rules, lineup, seed, n_games=min(games, 2000), records=False)  # warm
+        simulate(rules, lineup, seed, n_games=min(games, 2000), records=True)  # warm
         t0 = time.perf_counter()
-        simulate(rules, lineup, seed, n_games=games, records=False)
+        simulate(rules, lineup, seed, n_games=games, records=True)
         return games / (time.perf_counter() - t0)
     finally:
         numba.set_num_threads(prev)

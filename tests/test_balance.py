@@ -1,8 +1,8 @@
 """The report's metrics (fbsim.experiments.metrics.balance): per-game values against the
-kernel's own
-counters and the reference engine, exact merging of integer moments, the delta-method and
-paired intervals against direct computation, Holm's correction, and the per-round Dial
-histograms of the kernel's aggregates against reference-engine games."""
+counts (fbsim.experiments.metrics.counts) and the reference engine, exact merging of integer
+moments, the delta-method and paired intervals against direct computation, Holm's correction,
+and the counts of kernel records (per-round Dial histograms included) against
+reference-engine games."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fbsim.experiments.metrics import balance as B
+from fbsim.experiments.metrics.counts import DIAL_HIST_LO, aggregate_records
 from fbsim.experiments.metrics.stats import Z95, hist_quantile, paired
 from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup, parse_lineup
-from fbsim.kernel import aggregate_records, simulate
-from fbsim.kernel.layout import DIAL_HIST_LO
+from fbsim.kernel import simulate
 from fbsim.reference.engine import play_game
 from fbsim.rules import load_rules
 
@@ -34,7 +34,7 @@ def column(key: str, players: int = 5) -> int:
     return [m.key for m in B.metrics(players)].index(key)
 
 
-def test_per_game_metrics_sum_to_the_kernel_counters(rec):
+def test_per_game_metrics_sum_to_the_counts(rec):
     y, x = B.per_game(rec, RULES)
     c = aggregate_records(rec, RULES)
     assert y.shape == x.shape == (3000, len(B.metrics(5)))
@@ -159,14 +159,14 @@ def test_holm_adjusts_step_down_and_ignores_nan():
     assert B.holm(np.array([0.9, 0.8]))[0] == 1.0
 
 
-def test_dial_round_histograms_of_the_kernel_aggregates_equal_reference_games():
-    # The per-round Dial histograms counted in the kernel (records=False) against the
-    # trajectories of the same games played by the reference engine, and their quantiles
-    # against numpy's inverted-CDF quantiles of those trajectories.
+def test_dial_round_histograms_of_the_counts_equal_reference_games():
+    # The per-round Dial histograms counted from kernel records against the trajectories of
+    # the same games played by the reference engine, and their quantiles against numpy's
+    # inverted-CDF quantiles of those trajectories.
     rules = load_rules(sets=["players=6"])
     lineup = parse_lineup("random", [], 6)  # random bots: some games collapse, some not
     games = 120
-    agg = simulate(rules, lineup, seed=9, n_games=games, records=False, chunk=7)
+    agg = aggregate_records(simulate(rules, lineup, seed=9, n_games=games, chunk=7), rules)
     recs = [play_game(rules, lineup, 9, g) for g in range(games)]
     traj = np.array([r.dial_by_round for r in recs])
     assert agg["dial_round_hist"].shape == (rules.rounds, 1024)
@@ -178,5 +178,57 @@ def test_dial_round_histograms_of_the_kernel_aggregates_equal_reference_games():
                 traj[:, r], q, method="inverted_cdf")
     assert np.array_equal(traj[:, -1], [r.final_dial for r in recs])
     # the fan covers games that collapsed early and games that survived
-    assert (traj[:, -1] >= rules.dial.collapse).any() and (traj[:, -1] < 510).any()
+    assert (traj[:, -1] >= rules.dial.collapse).any() and (
+        traj[:, -1] < rules.dial.severe).any()
     assert any(r.rounds_played < rules.rounds for r in recs)
+
+
+def test_counts_of_kernel_records_equal_counts_of_reference_games():
+    """Every count, from the kernel's records, against the same count taken in plain Python
+    over the reference engine's records of the same games."""
+    from fbsim.kernel.dispatch import bot_id
+
+    rules = load_rules(sets=["players=5"])
+    lineup = parse_lineup("random", ["3=hoarder"], 5)  # some games collapse, some not
+    games = 150
+    got = aggregate_records(simulate(rules, lineup, seed=11, n_games=games, chunk=16), rules)
+    recs = [play_game(rules, lineup, 11, g) for g in range(games)]
+    ag = L.AGENDA_NAMES.index
+    want = {k: np.zeros_like(v) if isinstance(v, np.ndarray) else 0 for k, v in got.items()}
+    want["games"] = games
+    for rec in recs:
+        want["ends"][L.END_NAMES.index(rec.end)] += 1
+        band = L.BAND_NAMES.index(rec.band)
+        want["bands"][band] += 1
+        if rec.winner >= 0:
+            want["wins_agenda"][ag(rec.winner_agenda)] += 1
+            want["wins_seat"][rec.winner] += 1
+            want["wins_bot"][bot_id(rec.seats[rec.winner].bot)] += 1
+        else:
+            want["nobody"] += 1
+        for a in {ag(s.agenda) for s in rec.seats}:
+            want["games_with_agenda"][a] += 1
+        for s in rec.seats:
+            a = ag(s.agenda)
+            want["seats_bot"][bot_id(s.bot)] += 1
+            want["dealt"][a] += 1
+            want["capital_sum"][a] += s.capital
+            if band != L.COLLAPSE:
+                want["legacy_sum"][a] += s.legacy
+                want["legacy_n"][a] += 1
+            want["masks_used"] += rules.masks - s.masks_left
+            want["fog_in"] += s.fog_in
+            want["fog_requested"] += s.fog_requested
+            want["fog_received"] += s.fog_received
+            if s.fog_received > s.fog_in:
+                want["overclaim"] += s.fog_received - s.fog_in
+                want["overclaimers"] += 1
+        want["rounds_sum"] += rec.rounds_played
+        want["dial_sum"] += rec.final_dial
+        want["dial_sq_sum"] += rec.final_dial ** 2
+        want["dial_hist"][rec.final_dial - DIAL_HIST_LO] += 1
+        for r, d in enumerate(rec.dial_by_round):
+            want["dial_round_hist"][r, d - DIAL_HIST_LO] += 1
+    for k in got:
+        assert np.array_equal(np.asarray(got[k]), np.asarray(want[k])), k
+    assert got["nobody"] > 0 and got["legacy_n"].sum() > 0 and got["bands"].sum() == games

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from fbsim.game import layout as L
+from fbsim.game import record as GR
 from fbsim.game.lineup import Lineup
 from fbsim.kernel import engine as K
 from fbsim.kernel.layout import S_SIZE
@@ -136,35 +137,33 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) 
 
 
 def record_difference(rec, cols: dict, i: int) -> str | None:
-    """The first field where the reference record `rec` differs from row i of the kernel's
-    columns, or None."""
+    """The first field (in the order of `fbsim.game.record.FIELDS`) where the reference
+    record `rec` differs from row i of the kernel's columns, or None."""
     from fbsim.kernel.dispatch import bot_id
 
+    def code(f: GR.Field, value):
+        return bot_id(value) if f.name == "bot" else GR.encode(f, value)
+
     d = rec.as_dict()
-    game = {"end": L.END_NAMES.index(d["end"]), "band": L.BAND_NAMES.index(d["band"])}
-    for f in ("players", "rounds_played", "end", "final_dial", "band", "winner",
-              "first_player_last", "tokens_flipped", "pot_left"):
-        want = game.get(f, d[f])
-        if int(cols[f][i]) != want:
-            return f"{f}: reference {want} != kernel {int(cols[f][i])}"
-    for r, want in enumerate(d["dial_by_round"]):
-        if int(cols["dial_by_round"][i, r]) != want:
-            return (f"dial_by_round[round {r + 1}]: reference {want} != kernel "
-                    f"{int(cols['dial_by_round'][i, r])}")
-    if cols["dial_by_round"].shape[1] != len(d["dial_by_round"]):
-        return (f"dial_by_round: reference has {len(d['dial_by_round'])} rounds, kernel "
-                f"{cols['dial_by_round'].shape[1]}")
+    for f in GR.of_shape(GR.GAME):
+        want, got = code(f, d[f.name]), int(cols[f.name][i])
+        if got != want:
+            return f"{f.name}: reference {want} != kernel {got}"
+    for f in GR.of_shape(GR.ROUND):
+        want_all, got_all = d[f.name], cols[f.name][i]
+        for r, want in enumerate(want_all):
+            if r < len(got_all) and int(got_all[r]) != want:
+                return f"{f.name}[round {r + 1}]: reference {want} != kernel {int(got_all[r])}"
+        if len(got_all) != len(want_all):
+            return f"{f.name}: reference has {len(want_all)} rounds, kernel {len(got_all)}"
     for s, seat in enumerate(d["seats"]):
-        want_seat = {"agenda": L.AGENDA_NAMES.index(seat["agenda"]),
-                     "bot": bot_id(seat["bot"])}
-        for f in ("agenda", "bot", "capital", "legacy", "works", "cool_open", "cool_masked",
-                  "burn_open", "burn_masked", "masks_left", "fog_in", "fog_requested",
-                  "fog_received", "pointed_at", "cornered", "revealed", "paid"):
-            want = want_seat.get(f, seat.get(f))
-            if int(cols[f][i, s]) != want:
-                return f"{f} of seat {s}: reference {want} != kernel {int(cols[f][i, s])}"
-        for k, (kind, want) in enumerate(seat["assets"].items()):
-            if int(cols["assets"][i, s, k]) != want:
-                return (f"assets[{kind}] of seat {s}: reference {want} != kernel "
-                        f"{int(cols['assets'][i, s, k])}")
+        for f in GR.of_shape(GR.SEAT):
+            want, got = code(f, seat[f.name]), int(cols[f.name][i, s])
+            if got != want:
+                return f"{f.name} of seat {s}: reference {want} != kernel {got}"
+        for f in GR.of_shape(GR.SEAT_KIND):
+            for k, (kind, want) in enumerate(seat[f.name].items()):
+                got = int(cols[f.name][i, s, k])
+                if got != want:
+                    return f"{f.name}[{kind}] of seat {s}: reference {want} != kernel {got}"
     return None

@@ -1,7 +1,7 @@
 """Counting one sweep point's games, and the tidy tables derived from the counts.
 
-A `Tally` holds only integers: the kernel's aggregate counters, summed over blocks of games,
-and for the paired differences against the baseline point the sums of d and d^2, where
+A `Tally` holds only integers: the counts of `counts.aggregate_records`, summed over blocks
+of games, and for the paired differences against the baseline point the sums of d and d^2, where
 d = x(point) - x(baseline) is computed game by game on the same games (common random
 numbers). Rates and intervals are derived from these integers at the end, so the tables do not
 depend on how the games were split into blocks or threads.
@@ -14,10 +14,9 @@ import math
 import numpy as np
 import pandas as pd
 
+from fbsim.experiments.metrics.counts import DIAL_HIST_LO, aggregate_records
 from fbsim.experiments.metrics.stats import hist_quantile, paired, wilson
 from fbsim.game import layout as L
-from fbsim.kernel import aggregate_records
-from fbsim.kernel.layout import DIAL_HIST_LO
 from fbsim.rules import Rules, rules_hash
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)

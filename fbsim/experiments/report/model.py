@@ -3,7 +3,7 @@ rules on the same games) at every table size, and gather what the report page sh
 
 For each table size the kernel plays games 0..N-1 of the seed in blocks, once with the new
 rules and, when comparing, once with the old; each block adds to a `BalanceTally` (paired
-moments of every metric, `fbsim.experiments.metrics.balance`) and to the kernel's aggregate counters
+moments of every metric, `fbsim.experiments.metrics.balance`) and to the counts of its games
 (`Tally`: the final Dial histogram, the Dial histogram of every round, bands, seats). Memory
 does not grow with the number of games; the tables do not depend on the block size or the
 thread count.
@@ -37,7 +37,7 @@ class TableResult:
 
     players: int
     rules: Rules
-    counts: dict  # the kernel's aggregate counters (fbsim.kernel.aggregate_names)
+    counts: dict  # the counts of its games (fbsim.experiments.metrics.counts)
     old_rules: Rules | None = None
     old_counts: dict | None = None
 

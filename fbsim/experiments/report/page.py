@@ -24,11 +24,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from fbsim.experiments.metrics import balance as B  # noqa: E402
+from fbsim.experiments.metrics.counts import DIAL_HIST_LO  # noqa: E402
 from fbsim.experiments.metrics.stats import hist_quantile  # noqa: E402
 from fbsim.experiments.report.model import BalanceReport  # noqa: E402
 from fbsim.experiments.report.plots import COLOURS  # noqa: E402
 from fbsim.game import layout as L  # noqa: E402
-from fbsim.kernel.layout import DIAL_HIST_LO  # noqa: E402
 
 BAND_COLOURS = {"warming": "#8ecae6", "severe": "#ffb703", "extreme": "#fb8500",
                 "collapse": "#6a040f"}
