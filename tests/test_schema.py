@@ -1,5 +1,5 @@
 """Each thing declared once: the record's fields (fbsim.game.record) against every form of the
-record."""
+record; the round's steps in both engines."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from fbsim.experiments.run.simulate import RecordsWriter, records_table
 from fbsim.game import layout as L
 from fbsim.game import record as GR
 from fbsim.game.lineup import parse_lineup
+from fbsim.kernel import engine as K
 from fbsim.kernel import simulate
+from fbsim.reference import engine as E
 from fbsim.reference.engine import play_game
 from fbsim.reference.record import GameRecord, SeatRecord
 from fbsim.rules import load_rules
@@ -113,3 +115,12 @@ def test_records_file_codes(tmp_path, run):
     meta = pq.read_schema(tmp_path / "r.parquet").metadata[b"fbsim.codes"]
     assert json.loads(meta) == {"agenda": list(L.AGENDA_NAMES), "band": list(L.BAND_NAMES),
                                 "end": list(L.END_NAMES)}
+
+
+# ------------------------------------------------------------------------ the round
+
+
+def test_both_engines_play_the_same_steps_in_the_same_order():
+    assert tuple(name for name, _ in E.ROUND_STEPS) == K.ROUND_STEPS
+    assert [getattr(K, f"STEP_{name.upper()}") for name in K.ROUND_STEPS] == list(
+        range(K.N_ROUND_STEPS))

@@ -559,37 +559,70 @@ def score(R, V, S, n):
 # --------------------------------------------------------------------------- the game
 
 
+# The play of one round, in order, by index (the reference engine's steps of the same names,
+# fbsim.reference.engine.ROUND_STEPS). The game ends as soon as a step ends it (R-W4; R-V2:
+# Collapse at the reveal stops every payment).
+ROUND_STEPS = ("world", "commit", "reveal", "payments", "fog", "market", "accusation")
+STEP_WORLD = ROUND_STEPS.index("world")  # R-W1..R-W4
+STEP_COMMIT = ROUND_STEPS.index("commit")  # R-C1..R-C4
+STEP_REVEAL = ROUND_STEPS.index("reveal")  # R-V1, R-V2
+STEP_PAYMENTS = ROUND_STEPS.index("payments")  # R-V3, R-V4
+STEP_FOG = ROUND_STEPS.index("fog")  # R-V5, D5, D6
+STEP_MARKET = ROUND_STEPS.index("market")  # R-V6
+STEP_ACCUSATION = ROUND_STEPS.index("accusation")  # R-A1..R-A5
+N_ROUND_STEPS = len(ROUND_STEPS)
+
+
+@jit
+def round_step(k, R, P, V, S, n, r, seed, game, deck):
+    """Step k of ROUND_STEPS in round r."""
+    if k == STEP_WORLD:
+        world_turn(R, V, S, n, r)
+    elif k == STEP_COMMIT:
+        commit(R, P, V, S, n, r, seed, game)
+    elif k == STEP_REVEAL:
+        reveal(R, V, S, n)
+    elif k == STEP_PAYMENTS:
+        pay_burns_and_cools(R, V, S, n)
+    elif k == STEP_FOG:
+        fog_claims(R, P, V, S, n, r, seed, game)
+    elif k == STEP_MARKET:
+        market_turns(R, P, V, S, n, r, seed, game, deck)
+    elif k == STEP_ACCUSATION:
+        if R[L.R_ACCUSE_AFTER + r - 1] == 1:
+            accusation(R, P, V, S, n, r, seed, game)
+
+
+@jit
+def play_round(R, P, V, S, n, r, seed, game, deck):
+    """One round's play: the steps of ROUND_STEPS in order, until one ends the game."""
+    V[L.V_ROUND] = r
+    for k in range(N_ROUND_STEPS):
+        round_step(k, R, P, V, S, n, r, seed, game, deck)
+        if S[S_OVER] == 1:
+            return
+
+
+@jit
+def close_round(R, V, S, n, r):
+    """The Dial as the round ended; the first player of the next round, if any (R-S6)."""
+    S[S_DIAL_ROUND + r - 1] = V[L.V_DIAL]
+    if r < R[L.R_ROUNDS]:
+        end_round(V, S, n)
+
+
 @jit
 def play_game(R, P, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
+    """Every round (R-S6, R-E1) until the game ends, then the score (R-E3, R-E4)."""
     setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck)
     n = S[S_N]
     rounds = R[L.R_ROUNDS]
     r = 0
     for r in range(1, rounds + 1):
-        V[L.V_ROUND] = r
-        world_turn(R, V, S, n, r)
+        play_round(R, P, V, S, n, r, seed, game, deck)
         if S[S_OVER] == 1:
             break
-        commit(R, P, V, S, n, r, seed, game)
-        if S[S_OVER] == 1:
-            break
-        reveal(R, V, S, n)
-        if S[S_OVER] == 1:
-            break
-        pay_burns_and_cools(R, V, S, n)
-        fog_claims(R, P, V, S, n, r, seed, game)
-        if S[S_OVER] == 1:
-            break
-        market_turns(R, P, V, S, n, r, seed, game, deck)
-        if S[S_OVER] == 1:
-            break
-        if R[L.R_ACCUSE_AFTER + r - 1] == 1:
-            accusation(R, P, V, S, n, r, seed, game)
-            if S[S_OVER] == 1:
-                break
-        S[S_DIAL_ROUND + r - 1] = V[L.V_DIAL]
-        if r < rounds:
-            end_round(V, S, n)
+        close_round(R, V, S, n, r)
     # a game that ended in round r keeps its final Dial for rounds r.. (as the reference)
     for rr in range(r, rounds + 1):
         S[S_DIAL_ROUND + rr - 1] = V[L.V_DIAL]

@@ -1,6 +1,7 @@
 """Lockstep comparison of the kernel with the reference engine, for debugging mismatches.
 
-Both engines play the same game one step at a time; after every step each seat's view (the
+Both engines play the same game one step at a time (the reference engine's round, each of its
+steps followed by the kernel's step of the same name); after every step each seat's view (the
 vector a bot would see) and hidden state are compared, and the first difference is reported
 by field name, round and step, e.g. "round 3, market: V_MY_CAPITAL (seat 2): 11 != 9".
 """
@@ -19,8 +20,6 @@ from fbsim.reference import engine as E
 from fbsim.reference.view import player_view
 from fbsim.rules import Rules, rules_vector
 
-STEPS = ("world", "commit", "reveal", "payments", "fog", "market", "accusation", "end")
-
 _V_NAMES = sorted(((v, k) for k, v in vars(L).items() if k.startswith("V_")
                    and isinstance(v, int) and k not in ("V_SIZE", "V_PRIVATE_START")))
 
@@ -35,29 +34,14 @@ def field_name(i: int) -> str:
 
 
 @njit(cache=True)
-def kernel_step(step, R, P, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck, r):
+def kernel_step(k, R, P, seed, game, V, S, deck, r):
+    """Step k of the kernel's ROUND_STEPS in round r; k = N_ROUND_STEPS: the round's close."""
     n = R[L.R_PLAYERS]
     V[L.V_ROUND] = r
-    if step == -1:
-        K.setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck)
-    elif step == 0:
-        K.world_turn(R, V, S, n, r)
-    elif step == 1:
-        K.commit(R, P, V, S, n, r, seed, game)
-    elif step == 2:
-        K.reveal(R, V, S, n)
-    elif step == 3:
-        K.pay_burns_and_cools(R, V, S, n)
-    elif step == 4:
-        K.fog_claims(R, P, V, S, n, r, seed, game)
-    elif step == 5:
-        K.market_turns(R, P, V, S, n, r, seed, game, deck)
-    elif step == 6:
-        K.accusation(R, P, V, S, n, r, seed, game)
-    elif step == 7:
-        K.end_round(V, S, n)
-    elif step == 8:
-        K.score(R, V, S, n)
+    if k == K.N_ROUND_STEPS:
+        K.close_round(R, V, S, n, r)
+    else:
+        K.round_step(k, R, P, V, S, n, r, seed, game, deck)
 
 
 @njit(cache=True)
@@ -67,8 +51,15 @@ def kernel_view(V, S, s, decision):
     return W
 
 
+class _Differs(Exception):
+    pass
+
+
 def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) -> str | None:
-    """Play game `game` in both engines step by step; describe the first difference."""
+    """Play game `game` in both engines step by step; describe the first difference.
+
+    The reference engine plays its own round (`run`); after each of its steps the kernel
+    plays its step of the same name and the two are compared."""
     from fbsim.kernel import bot_arrays
 
     lineup = lineup or Lineup()
@@ -80,13 +71,13 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) 
     S = np.zeros(S_SIZE, dtype=np.int64)
     deck = np.zeros(max(deck_total, L.MAX_MARKET), dtype=np.int64)
     agenda_deck = np.zeros(int(R[L.R_DECK:L.R_DECK + L.N_AGENDAS].sum()), dtype=np.int64)
-    args = (R, P, by_agenda, seat_bot, np.int64(seed), np.int64(game), V, S, deck, agenda_deck)
+    ks, kg = np.int64(seed), np.int64(game)
 
     agendas = E.deal_agendas(R, seed, game)
     bots = [lineup.bot_for(s, agendas[s]) for s in range(n)]
     policies = [E.bind_policy(rules, b) for b in bots]
     g = E.setup(rules, agendas, E.shuffle_assets(R, seed, game), bots, seed, game, False)
-    kernel_step(-1, *args, 0)
+    K.setup(R, by_agenda, seat_bot, ks, kg, V, S, deck, agenda_deck)
 
     def compare(r: int, step: str) -> str | None:
         for s in range(n):
@@ -102,37 +93,20 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) 
             return f"round {r}, after {step}: the game is over in only one engine"
         return None
 
-    steps = [
-        ("world", 0, lambda: E.world_turn(g)),
-        ("commit", 1, lambda: E.commit(g, policies)),
-        ("reveal", 2, lambda: E.reveal(g)),
-        ("payments", 3, lambda: (E.pay_burns(g), E.pay_cools(g))),
-        ("fog", 4, lambda: E.fog_claims(g, policies)),
-        ("market", 5, lambda: E.market_turns(g, policies)),
-    ]
+    def after(name: str) -> None:
+        k = K.N_ROUND_STEPS if name == "end" else K.ROUND_STEPS.index(name)
+        kernel_step(k, R, P, ks, kg, V, S, deck, np.int64(g.round))
+        diff = compare(g.round, "end of round" if name == "end" else name)
+        if diff:
+            raise _Differs(diff)
+
     diff = compare(0, "setup")
     if diff:
         return diff
-    for r in range(1, rules.rounds + 1):
-        g.round = r
-        for name, k, ref_step in steps:
-            ref_step()
-            kernel_step(k, *args, r)
-            diff = compare(r, name)
-            if diff or g.over:
-                return diff
-        if R[L.R_ACCUSE_AFTER + r - 1]:
-            E.accusation(g, policies)
-            kernel_step(6, *args, r)
-            diff = compare(r, "accusation")
-            if diff:
-                return diff
-        if r < rules.rounds:
-            E.end_round(g)
-            kernel_step(7, *args, r)
-            diff = compare(r, "end of round")
-            if diff:
-                return diff
+    try:
+        E.run(g, policies, after)
+    except _Differs as e:
+        return str(e)
     return None
 
 
