@@ -1,5 +1,5 @@
 """Each thing declared once: the record's fields (fbsim.game.record) against every form of the
-record; the round's steps in both engines."""
+record, the rules vector against the rules' fields, and the round's steps in both engines."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import json
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fbsim.experiments.run.simulate import RecordsWriter, records_table
 from fbsim.game import layout as L
@@ -19,7 +21,8 @@ from fbsim.kernel import simulate
 from fbsim.reference import engine as E
 from fbsim.reference.engine import play_game
 from fbsim.reference.record import GameRecord, SeatRecord
-from fbsim.rules import load_rules
+from fbsim.rules import VECTOR_SPECIAL, Asset, Rules, load_rules, rules_vector
+from tests.strategies import rules_st
 
 # ------------------------------------------------------------------------ the record
 
@@ -115,6 +118,154 @@ def test_records_file_codes(tmp_path, run):
     meta = pq.read_schema(tmp_path / "r.parquet").metadata[b"fbsim.codes"]
     assert json.loads(meta) == {"agenda": list(L.AGENDA_NAMES), "band": list(L.BAND_NAMES),
                                 "end": list(L.END_NAMES)}
+
+
+# ------------------------------------------------------------------------ the rules vector
+
+
+def _old_rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
+    """rules_vector as it was written by hand, field by field (the reference)."""
+    n = rules.players if players is None else players
+    v = np.zeros(L.R_SIZE, dtype=np.int64)
+    v[L.R_PLAYERS] = n
+    v[L.R_ROUNDS] = rules.rounds
+    v[L.R_AGENTS] = rules.agents
+    v[L.R_CAPITAL] = rules.capital
+    v[L.R_STAGGER] = rules.stagger
+    v[L.R_MASKS] = rules.masks
+    v[L.R_FIRST_PLAYER] = rules.first_player % n
+    v[L.R_BASELINE_OFFSET] = rules.baseline_offset
+    for r, b in enumerate(rules.baseline.for_players(n)):
+        v[L.R_BASELINE + r] = b
+    d = rules.dial
+    v[L.R_DIAL_START] = d.start
+    v[L.R_COLLAPSE] = d.collapse
+    v[L.R_SEVERE] = d.severe
+    v[L.R_EXTREME] = d.extreme
+    v[L.R_FLOOR_ENABLED] = int(d.floor_enabled)
+    v[L.R_FLOOR] = d.floor
+    v[L.R_INCOME_BEFORE_COLLAPSE] = int(rules.income_before_collapse)
+    t = rules.tipping
+    v[L.R_N_TOKENS] = t.start_flipped + len(t.thresholds)
+    for i in range(t.start_flipped):
+        v[L.R_TOKEN_THRESHOLD + i] = d.start
+        v[L.R_TOKEN_START_FLIPPED + i] = 1
+    for j, th in enumerate(t.thresholds):
+        v[L.R_TOKEN_THRESHOLD + t.start_flipped + j] = th
+    v[L.R_TOKEN_PENALTY] = t.penalty
+    j = rules.jobs
+    v[L.R_COOL_PPM] = j.cool_ppm
+    v[L.R_BURN_PPM] = j.burn_ppm
+    v[L.R_COOL_COST] = j.cool_cost
+    v[L.R_BURN_PAY] = j.burn_pay
+    v[L.R_BURN_PAY_REVEALED] = j.burn_pay_revealed
+    v[L.R_FOG_PER_MASKED_BURN] = j.fog_per_masked_burn
+    v[L.R_FOG_PARTIAL_FILL] = int(rules.fog.partial_fill)
+    v[L.R_FOG_CARRY_OVER] = int(rules.fog.carry_over)
+    v[L.R_MARKET_SIZE] = rules.market.size
+    v[L.R_PURCHASE_LABOUR] = rules.market.purchase_labour
+    v[L.R_WAGE] = rules.market.wage
+    for a in rules.accusation.rounds:
+        v[L.R_ACCUSE_AFTER + a - 1] = 1
+    v[L.R_POINT_WEIGHT] = rules.accusation.point_weight
+    v[L.R_PAY_PER_ACCUSER] = rules.accusation.pay_per_accuser
+    v[L.R_MEDIA_STACKS] = int(rules.accusation.media_stacks)
+    s = rules.scoring
+    v[L.R_CAPITAL_PER_LEGACY] = s.capital_per_legacy
+    v[L.R_COLLAPSE_MIN_CAPITAL] = s.collapse_min_capital
+    v[L.R_TIEBREAK_LAST_ROUND] = int(s.tiebreak_first_player == "last-round")
+    g = rules.agendas
+    v[L.R_STEWARD_BASE] = g.steward_base
+    v[L.R_STEWARD_PER_STEP] = g.steward_per_step
+    v[L.R_STEWARD_STEP] = g.steward_step
+    v[L.R_OPPORTUNIST_SEVERE] = g.opportunist_severe
+    v[L.R_ACCEL_EXTREME] = g.accelerationist_extreme
+    v[L.R_ACCEL_PER_HEAT_ASSET] = g.accelerationist_per_heat_asset
+    v[L.R_ACCEL_OTHER] = g.accelerationist_other
+    for a, c in enumerate(rules.decks.for_players(n).counts()):
+        v[L.R_DECK + a] = c
+    v[L.R_N_KINDS] = len(rules.assets)
+    for k, a in enumerate(rules.assets.values()):
+        base = L.R_ASSET + k * L.ASSET_STRIDE
+        v[base + L.A_COUNT] = a.count
+        v[base + L.A_PRICE] = a.price
+        v[base + L.A_INCOME] = a.income
+        v[base + L.A_PPM] = a.ppm
+        v[base + L.A_LEGACY_WARMING] = a.legacy_warming
+        v[base + L.A_LEGACY_SEVERE] = a.legacy_severe
+        v[base + L.A_LEGACY_EXTREME] = a.legacy_extreme
+        v[base + L.A_ACCUSATION_WEIGHT] = a.accusation_weight
+        v[base + L.A_COLLAPSE_TIEBREAK] = int(a.collapse_tiebreak)
+    return v
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rules=rules_st(), players=st.sampled_from([None, 3, 4, 5, 6]))
+def test_rules_vector_equals_the_hand_written_packing(rules, players):
+    assert np.array_equal(rules_vector(rules, players), _old_rules_vector(rules, players))
+
+
+def _leaf_paths(obj, prefix: str = ""):
+    """Dotted paths of the leaves of a rules dataclass (tuples and dicts are leaves)."""
+    for f in dataclasses.fields(obj):
+        path = f"{prefix}{f.name}"
+        v = getattr(obj, f.name)
+        if dataclasses.is_dataclass(v):
+            yield from _leaf_paths(v, path + ".")
+        else:
+            yield path
+
+
+def _covered(path: str) -> bool:
+    return path in L.R_FIELDS or any(path == k or path.startswith(k + ".")
+                                     for k in VECTOR_SPECIAL)
+
+
+def test_every_rules_field_is_placed_in_the_vector_or_documented():
+    paths = list(_leaf_paths(Rules()))
+    missing = [p for p in paths if not _covered(p)]
+    assert not missing, f"rules fields with no place in the rules vector: {missing}"
+    assert set(L.R_FIELDS) <= set(paths)
+    assert not set(L.R_FIELDS) & set(VECTOR_SPECIAL)
+    assert set(L.A_FIELDS) == {f.name for f in dataclasses.fields(Asset)}
+    assert len(set(L.R_FIELDS.values())) == len(L.R_FIELDS)
+    assert sorted(L.A_FIELDS.values()) == list(range(L.ASSET_STRIDE))
+
+
+def _replace(obj, path: str, value):
+    head, _, rest = path.partition(".")
+    if not rest:
+        return dataclasses.replace(obj, **{head: value})
+    return dataclasses.replace(obj, **{head: _replace(getattr(obj, head), rest, value)})
+
+
+@pytest.mark.parametrize("path", sorted(L.R_FIELDS))
+def test_every_placed_field_reaches_its_slot(path):
+    base = Rules()
+    old = base
+    for part in path.split("."):
+        old = getattr(old, part)
+    new = (not old) if isinstance(old, bool) else old + 1
+    v0, v1 = rules_vector(base), rules_vector(_replace(base, path, new))
+    changed = set(np.flatnonzero(v0 != v1).tolist())
+    # dial.start is also the threshold of the tokens flipped at setup (R-S1)
+    also = set(range(L.R_TOKEN_THRESHOLD, L.R_TOKEN_THRESHOLD + L.MAX_TOKENS))
+    assert L.R_FIELDS[path] in changed and changed - {L.R_FIELDS[path]} <= (
+        also if path == "dial.start" else set())
+    assert v1[L.R_FIELDS[path]] == int(new)
+
+
+@pytest.mark.parametrize("field", sorted(L.A_FIELDS))
+def test_every_asset_field_reaches_its_slot(field):
+    base = Rules()
+    k, name = 2, base.asset_names[2]
+    a = base.assets[name]
+    old = getattr(a, field)
+    new = (not old) if isinstance(old, bool) else old + 1
+    rules = dataclasses.replace(base, assets={**base.assets,
+                                              name: dataclasses.replace(a, **{field: new})})
+    diff = np.flatnonzero(rules_vector(base) != rules_vector(rules)).tolist()
+    assert diff == [L.R_ASSET + k * L.ASSET_STRIDE + L.A_FIELDS[field]]
 
 
 # ------------------------------------------------------------------------ the round
