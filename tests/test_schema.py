@@ -275,3 +275,28 @@ def test_both_engines_play_the_same_steps_in_the_same_order():
     assert tuple(name for name, _ in E.ROUND_STEPS) == K.ROUND_STEPS
     assert [getattr(K, f"STEP_{name.upper()}") for name in K.ROUND_STEPS] == list(
         range(K.N_ROUND_STEPS))
+
+
+# ------------------------------------------------------------------------ the bands
+
+
+def test_report_band_titles_read_the_rules_of_each_table():
+    from types import SimpleNamespace
+
+    from fbsim.experiments.report.page import band_edges, band_ranges, per_rules
+
+    default, moved = load_rules(), load_rules(sets=["dial.severe=500", "dial.collapse=620"])
+    assert band_ranges(default) == ("Warming < 510, Severe 510-549, Extreme 550-599, "
+                                    "Collapse >= 600")
+    assert band_ranges(moved) == ("Warming < 500, Severe 500-549, Extreme 550-619, "
+                                  "Collapse >= 620")
+
+    def table(n, rules, old=None):
+        return SimpleNamespace(players=n, rules=rules, old_rules=old)
+
+    same = SimpleNamespace(tables=[table(3, default), table(4, default)], paired=False)
+    assert per_rules(same, band_edges) == "510, 550, 600"
+    against = SimpleNamespace(tables=[table(3, moved, default), table(4, moved, default)],
+                              paired=True)
+    assert per_rules(against, band_edges) == "3p, 4p: 500, 550, 620; 3p old, 4p old: " \
+                                             "510, 550, 600"
