@@ -15,6 +15,7 @@ from fbsim.cli import app, main
 from fbsim.experiments.run.provenance import read_provenance
 from fbsim.kernel import simulate as kernel_simulate
 from fbsim.rules import load_rules
+from tests.record_counts import aggregate_records
 
 runner = CliRunner()
 
@@ -46,7 +47,7 @@ def test_simulate_json_matches_the_kernel_and_the_api(tmp_path):
     rules = load_rules(sets=["masks=3", "players=4"])
     from fbsim.game.lineup import Lineup
 
-    agg = kernel_simulate(rules, Lineup(seats={1: "hoarder"}), 2, 1500, records=False)
+    agg = aggregate_records(kernel_simulate(rules, Lineup(seats={1: "hoarder"}), 2, 1500), rules)
     got = {w["name"]: w["wins"] for w in doc["win_rates"] if w["kind"] == "agenda"}
     assert got == {"steward": agg["wins_agenda"][0], "opportunist": agg["wins_agenda"][1],
                    "accelerationist": agg["wins_agenda"][2]}

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fbsim.game.lineup import parse_lineup
-from fbsim.kernel import aggregate_records, simulate
+from fbsim.kernel import simulate
 from fbsim.rules import load_rules
 
 RULES = load_rules(sets=["players=5"])
@@ -56,22 +56,11 @@ def test_seed_changes_games(base):
     assert not np.array_equal(other["final_dial"], base["final_dial"])
 
 
-def test_aggregates_equal_the_records_and_ignore_chunking(base):
-    want = aggregate_records(base, RULES)
-    for chunk in (1, 33, 256):
-        got = simulate(RULES, LINEUP, seed=11, n_games=600, records=False, chunk=chunk)
-        assert got.keys() == want.keys()
-        for k in want:
-            assert np.array_equal(np.asarray(got[k]), np.asarray(want[k])), k
-    assert want["games"] == 600 and want["bands"].sum() == 600
+def test_records_false_is_refused():
+    from fbsim.errors import UsageError
 
-
-def test_aggregates_stream_in_blocks_with_progress():
-    seen = []
-    agg = simulate(RULES, LINEUP, seed=3, n_games=5000, records=False, chunk=16,
-                   progress=seen.append)
-    assert agg["games"] == 5000
-    assert seen[-1] == 5000 and len(seen) > 1 and seen == sorted(seen)
+    with pytest.raises(UsageError, match="records only"):
+        simulate(RULES, LINEUP, seed=3, n_games=10, records=False)
 
 
 def test_numba_num_threads_1_and_2_give_the_same_bytes(tmp_path):

@@ -31,6 +31,7 @@ from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup
 from fbsim.kernel import simulate
 from fbsim.rules import load_rules, rules_from_toml, rules_hash
+from tests.record_counts import aggregate_records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -113,12 +114,12 @@ def _small_spec(**kw) -> SweepSpec:
     return SweepSpec(**base)
 
 
-def test_tables_match_the_kernels_own_counters(tmp_path):
+def test_tables_match_the_counts_of_the_kernels_records(tmp_path):
     spec = _small_spec()
     res = run_sweep(spec, tmp_path / "s")
     _, points = build_points(spec)
     for p in points:
-        agg = simulate(p.rules, p.lineup, spec.seed, spec.games, records=False)
+        agg = aggregate_records(simulate(p.rules, p.lineup, spec.seed, spec.games), p.rules)
         w = res.win_rates[(res.win_rates["point"] == p.index)
                           & (res.win_rates["kind"] == "agenda")].set_index("name")
         for a, name in enumerate(L.AGENDA_NAMES):
@@ -154,8 +155,8 @@ def test_paired_intervals_are_narrower_than_independent_runs(tmp_path):
     w = run_sweep(spec, tmp_path / "s").win_rates
     w3 = w[(w["point"] == 1) & (w["kind"] == "agenda")].set_index("name")
     assert (w3["baseline_point"] == 0).all()
-    other = simulate(p2.rules, p2.lineup, 12, n, records=False)  # an independent seed
-    mine = simulate(p3.rules, p3.lineup, 11, n, records=False)
+    other = aggregate_records(simulate(p2.rules, p2.lineup, 12, n), p2.rules)  # another seed
+    mine = aggregate_records(simulate(p3.rules, p3.lineup, 11, n), p3.rules)
     for a, name in enumerate(L.AGENDA_NAMES):
         paired_half = (w3.loc[name, "diff_ci_high"] - w3.loc[name, "diff_ci_low"]) / 2
         _, lo, hi = unpaired(int(other["wins_agenda"][a]), n, int(mine["wins_agenda"][a]), n)

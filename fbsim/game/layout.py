@@ -130,8 +130,65 @@ A_LEGACY_EXTREME = 6
 A_ACCUSATION_WEIGHT = 7  # 0: no ability
 A_COLLAPSE_TIEBREAK = 8
 ASSET_STRIDE = 9
+# each field of an asset kind (`fbsim.rules.Asset`) at its A_* offset; booleans as 0/1
+A_FIELDS = {
+    "count": A_COUNT,
+    "price": A_PRICE,
+    "income": A_INCOME,
+    "ppm": A_PPM,
+    "legacy_warming": A_LEGACY_WARMING,
+    "legacy_severe": A_LEGACY_SEVERE,
+    "legacy_extreme": A_LEGACY_EXTREME,
+    "accusation_weight": A_ACCUSATION_WEIGHT,
+    "collapse_tiebreak": A_COLLAPSE_TIEBREAK,
+}
 
 R_SIZE = _take(0)
+
+# Where each scalar field of the rules (`fbsim.rules.Rules`, by dotted path) goes in the rules
+# vector; booleans as 0/1. `fbsim.rules.rules_vector` fills these and documents the few fields
+# packed otherwise (the table size, per-table-size tables, tokens, Accusation rounds, the
+# tie-break choice, the assets); a test checks that every field of the rules is one or the
+# other.
+R_FIELDS = {
+    "rounds": R_ROUNDS,
+    "agents": R_AGENTS,
+    "capital": R_CAPITAL,
+    "stagger": R_STAGGER,
+    "masks": R_MASKS,
+    "baseline_offset": R_BASELINE_OFFSET,
+    "income_before_collapse": R_INCOME_BEFORE_COLLAPSE,
+    "dial.start": R_DIAL_START,
+    "dial.collapse": R_COLLAPSE,
+    "dial.severe": R_SEVERE,
+    "dial.extreme": R_EXTREME,
+    "dial.floor_enabled": R_FLOOR_ENABLED,
+    "dial.floor": R_FLOOR,
+    "tipping.penalty": R_TOKEN_PENALTY,
+    "jobs.cool_ppm": R_COOL_PPM,
+    "jobs.burn_ppm": R_BURN_PPM,
+    "jobs.cool_cost": R_COOL_COST,
+    "jobs.burn_pay": R_BURN_PAY,
+    "jobs.burn_pay_revealed": R_BURN_PAY_REVEALED,
+    "jobs.fog_per_masked_burn": R_FOG_PER_MASKED_BURN,
+    "fog.partial_fill": R_FOG_PARTIAL_FILL,
+    "fog.carry_over": R_FOG_CARRY_OVER,
+    "market.size": R_MARKET_SIZE,
+    "market.purchase_labour": R_PURCHASE_LABOUR,
+    "market.wage": R_WAGE,
+    "accusation.point_weight": R_POINT_WEIGHT,
+    "accusation.pay_per_accuser": R_PAY_PER_ACCUSER,
+    "accusation.media_stacks": R_MEDIA_STACKS,
+    "scoring.capital_per_legacy": R_CAPITAL_PER_LEGACY,
+    "scoring.collapse_min_capital": R_COLLAPSE_MIN_CAPITAL,
+    "agendas.steward_base": R_STEWARD_BASE,
+    "agendas.steward_per_step": R_STEWARD_PER_STEP,
+    "agendas.steward_step": R_STEWARD_STEP,
+    "agendas.opportunist_severe": R_OPPORTUNIST_SEVERE,
+    "agendas.accelerationist_extreme": R_ACCEL_EXTREME,
+    "agendas.accelerationist_per_heat_asset": R_ACCEL_PER_HEAT_ASSET,
+    "agendas.accelerationist_other": R_ACCEL_OTHER,
+}
 
 # ---------------------------------------------------------------- view vector
 _take = Fields().take

@@ -14,15 +14,45 @@ from numba import njit, prange
 from fbsim.game import layout as L
 from fbsim.game.legal import commit_is_legal
 from fbsim.game.public import band_of, project_world
+from fbsim.game.record import (
+    G_BAND,
+    G_END,
+    G_FINAL_DIAL,
+    G_FIRST_PLAYER_LAST,
+    G_PLAYERS,
+    G_POT_LEFT,
+    G_ROUNDS_PLAYED,
+    G_TOKENS_FLIPPED,
+    G_WINNER,
+    RD_DIAL_BY_ROUND,
+    SE_AGENDA,
+    SE_BOT,
+    SE_BURN_MASKED,
+    SE_BURN_OPEN,
+    SE_CAPITAL,
+    SE_COOL_MASKED,
+    SE_COOL_OPEN,
+    SE_CORNERED,
+    SE_FOG_IN,
+    SE_FOG_RECEIVED,
+    SE_FOG_REQUESTED,
+    SE_LEGACY,
+    SE_MASKS_LEFT,
+    SE_PAID,
+    SE_POINTED_AT,
+    SE_REVEALED,
+    SE_WORKS,
+    SK_ASSETS,
+)
 from fbsim.game.rng import shuffle_in_place
 from fbsim.kernel import dispatch
-from fbsim.kernel import layout as KL
 from fbsim.kernel.layout import (
     ERR_ACCUSE,
     ERR_COMMIT,
     ERR_CORNERED,
     ERR_FOG,
     ERR_MARKET,
+    G_ERROR,
     S_ACCUSERS,
     S_AGENDA,
     S_BOT,
@@ -531,37 +561,70 @@ def score(R, V, S, n):
 # --------------------------------------------------------------------------- the game
 
 
+# The play of one round, in order, by index (the reference engine's steps of the same names,
+# fbsim.reference.engine.ROUND_STEPS). The game ends as soon as a step ends it (R-W4; R-V2:
+# Collapse at the reveal stops every payment).
+ROUND_STEPS = ("world", "commit", "reveal", "payments", "fog", "market", "accusation")
+STEP_WORLD = ROUND_STEPS.index("world")  # R-W1..R-W4
+STEP_COMMIT = ROUND_STEPS.index("commit")  # R-C1..R-C4
+STEP_REVEAL = ROUND_STEPS.index("reveal")  # R-V1, R-V2
+STEP_PAYMENTS = ROUND_STEPS.index("payments")  # R-V3, R-V4
+STEP_FOG = ROUND_STEPS.index("fog")  # R-V5, D5, D6
+STEP_MARKET = ROUND_STEPS.index("market")  # R-V6
+STEP_ACCUSATION = ROUND_STEPS.index("accusation")  # R-A1..R-A5
+N_ROUND_STEPS = len(ROUND_STEPS)
+
+
+@jit
+def round_step(k, R, P, V, S, n, r, seed, game, deck):
+    """Step k of ROUND_STEPS in round r."""
+    if k == STEP_WORLD:
+        world_turn(R, V, S, n, r)
+    elif k == STEP_COMMIT:
+        commit(R, P, V, S, n, r, seed, game)
+    elif k == STEP_REVEAL:
+        reveal(R, V, S, n)
+    elif k == STEP_PAYMENTS:
+        pay_burns_and_cools(R, V, S, n)
+    elif k == STEP_FOG:
+        fog_claims(R, P, V, S, n, r, seed, game)
+    elif k == STEP_MARKET:
+        market_turns(R, P, V, S, n, r, seed, game, deck)
+    elif k == STEP_ACCUSATION:
+        if R[L.R_ACCUSE_AFTER + r - 1] == 1:
+            accusation(R, P, V, S, n, r, seed, game)
+
+
+@jit
+def play_round(R, P, V, S, n, r, seed, game, deck):
+    """One round's play: the steps of ROUND_STEPS in order, until one ends the game."""
+    V[L.V_ROUND] = r
+    for k in range(N_ROUND_STEPS):
+        round_step(k, R, P, V, S, n, r, seed, game, deck)
+        if S[S_OVER] == 1:
+            return
+
+
+@jit
+def close_round(R, V, S, n, r):
+    """The Dial as the round ended; the first player of the next round, if any (R-S6)."""
+    S[S_DIAL_ROUND + r - 1] = V[L.V_DIAL]
+    if r < R[L.R_ROUNDS]:
+        end_round(V, S, n)
+
+
 @jit
 def play_game(R, P, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
+    """Every round (R-S6, R-E1) until the game ends, then the score (R-E3, R-E4)."""
     setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck)
     n = S[S_N]
     rounds = R[L.R_ROUNDS]
     r = 0
     for r in range(1, rounds + 1):
-        V[L.V_ROUND] = r
-        world_turn(R, V, S, n, r)
+        play_round(R, P, V, S, n, r, seed, game, deck)
         if S[S_OVER] == 1:
             break
-        commit(R, P, V, S, n, r, seed, game)
-        if S[S_OVER] == 1:
-            break
-        reveal(R, V, S, n)
-        if S[S_OVER] == 1:
-            break
-        pay_burns_and_cools(R, V, S, n)
-        fog_claims(R, P, V, S, n, r, seed, game)
-        if S[S_OVER] == 1:
-            break
-        market_turns(R, P, V, S, n, r, seed, game, deck)
-        if S[S_OVER] == 1:
-            break
-        if R[L.R_ACCUSE_AFTER + r - 1] == 1:
-            accusation(R, P, V, S, n, r, seed, game)
-            if S[S_OVER] == 1:
-                break
-        S[S_DIAL_ROUND + r - 1] = V[L.V_DIAL]
-        if r < rounds:
-            end_round(V, S, n)
+        close_round(R, V, S, n, r)
     # a game that ended in round r keeps its final Dial for rounds r.. (as the reference)
     for rr in range(r, rounds + 1):
         S[S_DIAL_ROUND + rr - 1] = V[L.V_DIAL]
@@ -572,44 +635,45 @@ def play_game(R, P, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck
 
 @jit
 def write_record(j, r, R, V, S, G, SE, AS, DR):
+    """Game j's record (fields in `fbsim.game.record`) into row j of the output arrays."""
     n = S[S_N]
     for rr in range(R[L.R_ROUNDS]):
-        DR[j, rr] = S[S_DIAL_ROUND + rr]
+        DR[j, RD_DIAL_BY_ROUND, rr] = S[S_DIAL_ROUND + rr]
     dial = V[L.V_DIAL]
+    band = band_of(R, dial)
     flipped = 0
     for t in range(R[L.R_N_TOKENS]):
         flipped += V[L.V_FLIPPED + t]
-    G[j, 0] = n
-    G[j, 1] = r
-    G[j, 2] = S[S_END]
-    G[j, 3] = dial
-    G[j, 4] = band_of(R, dial)
-    G[j, 5] = S[S_WINNER]
-    G[j, 6] = V[L.V_FIRST_PLAYER]
-    G[j, 7] = flipped
-    G[j, 8] = S[S_POT_LOST]
-    G[j, 9] = S[S_ERROR]
-    band = band_of(R, dial)
+    G[j, G_PLAYERS] = n
+    G[j, G_ROUNDS_PLAYED] = r
+    G[j, G_END] = S[S_END]
+    G[j, G_FINAL_DIAL] = dial
+    G[j, G_BAND] = band
+    G[j, G_WINNER] = S[S_WINNER]
+    G[j, G_FIRST_PLAYER_LAST] = V[L.V_FIRST_PLAYER]
+    G[j, G_TOKENS_FLIPPED] = flipped
+    G[j, G_POT_LEFT] = S[S_POT_LOST]
+    G[j, G_ERROR] = S[S_ERROR]
     for s in range(n):
-        SE[j, 0, s] = S[S_AGENDA + s]
-        SE[j, 1, s] = S[S_ENTRY + s]
-        SE[j, 2, s] = S[S_CAPITAL + s]
-        SE[j, 3, s] = S[S_LEGACY + s] if band != L.COLLAPSE else 0
-        SE[j, 4, s] = S[S_WORKS_T + s]
-        SE[j, 5, s] = S[S_COOL_OPEN_T + s]
-        SE[j, 6, s] = S[S_COOL_MASKED_T + s]
-        SE[j, 7, s] = S[S_BURN_OPEN_T + s]
-        SE[j, 8, s] = S[S_BURN_MASKED_T + s]
-        SE[j, 9, s] = S[S_MASKS + s]
-        SE[j, 10, s] = S[S_FOG_IN + s]
-        SE[j, 11, s] = S[S_FOG_REQ + s]
-        SE[j, 12, s] = S[S_FOG_REC + s]
-        SE[j, 13, s] = S[S_POINTED + s]
-        SE[j, 14, s] = V[L.V_CORNERED_TOTAL + s]
-        SE[j, 15, s] = S[S_REVEALED + s]
-        SE[j, 16, s] = V[L.V_PAID_TOTAL + s]
+        SE[j, SE_AGENDA, s] = S[S_AGENDA + s]
+        SE[j, SE_BOT, s] = S[S_ENTRY + s]  # the seat's lineup entry
+        SE[j, SE_CAPITAL, s] = S[S_CAPITAL + s]
+        SE[j, SE_LEGACY, s] = S[S_LEGACY + s] if band != L.COLLAPSE else 0
+        SE[j, SE_WORKS, s] = S[S_WORKS_T + s]
+        SE[j, SE_COOL_OPEN, s] = S[S_COOL_OPEN_T + s]
+        SE[j, SE_COOL_MASKED, s] = S[S_COOL_MASKED_T + s]
+        SE[j, SE_BURN_OPEN, s] = S[S_BURN_OPEN_T + s]
+        SE[j, SE_BURN_MASKED, s] = S[S_BURN_MASKED_T + s]
+        SE[j, SE_MASKS_LEFT, s] = S[S_MASKS + s]
+        SE[j, SE_FOG_IN, s] = S[S_FOG_IN + s]
+        SE[j, SE_FOG_REQUESTED, s] = S[S_FOG_REQ + s]
+        SE[j, SE_FOG_RECEIVED, s] = S[S_FOG_REC + s]
+        SE[j, SE_POINTED_AT, s] = S[S_POINTED + s]
+        SE[j, SE_CORNERED, s] = V[L.V_CORNERED_TOTAL + s]
+        SE[j, SE_REVEALED, s] = S[S_REVEALED + s]
+        SE[j, SE_PAID, s] = V[L.V_PAID_TOTAL + s]
         for k in range(R[L.R_N_KINDS]):
-            AS[j, s, k] = V[L.V_OWNED + s * L.MAX_KINDS + k]
+            AS[j, SK_ASSETS, s, k] = V[L.V_OWNED + s * L.MAX_KINDS + k]
 
 
 @jit
@@ -624,76 +688,12 @@ def scratch_sizes(R):
     return max(deck_total, L.MAX_MARKET), agenda_total
 
 
-@jit
-def accumulate(R, V, S, r, ACC, c):
-    """Add one finished game to the counters of chunk c (records=False)."""
-    n = S[S_N]
-    dial = V[L.V_DIAL]
-    band = band_of(R, dial)
-    ACC[c, KL.AC_GAMES] += 1
-    ACC[c, KL.AC_END + S[S_END]] += 1
-    ACC[c, KL.AC_BAND + band] += 1
-    w = S[S_WINNER]
-    if w >= 0:
-        ACC[c, KL.AC_WIN_AGENDA + S[S_AGENDA + w]] += 1
-        ACC[c, KL.AC_WIN_SEAT + w] += 1
-        ACC[c, KL.AC_WIN_BOT + S[S_ENTRY + w]] += 1
-    else:
-        ACC[c, KL.AC_NOBODY] += 1
-    seen0 = 0
-    seen1 = 0
-    seen2 = 0
-    for s in range(n):
-        a = S[S_AGENDA + s]
-        ACC[c, KL.AC_SEATS_BOT + S[S_ENTRY + s]] += 1
-        ACC[c, KL.AC_DEALT + a] += 1
-        if a == 0:
-            seen0 = 1
-        elif a == 1:
-            seen1 = 1
-        else:
-            seen2 = 1
-        ACC[c, KL.AC_CAPITAL_SUM + a] += S[S_CAPITAL + s]
-        if band != L.COLLAPSE:
-            ACC[c, KL.AC_LEGACY_SUM + a] += S[S_LEGACY + s]
-            ACC[c, KL.AC_LEGACY_N + a] += 1
-        ACC[c, KL.AC_MASKS_USED] += R[L.R_MASKS] - S[S_MASKS + s]
-        ACC[c, KL.AC_FOG_IN] += S[S_FOG_IN + s]
-        ACC[c, KL.AC_FOG_REQUESTED] += S[S_FOG_REQ + s]
-        ACC[c, KL.AC_FOG_RECEIVED] += S[S_FOG_REC + s]
-        over = S[S_FOG_REC + s] - S[S_FOG_IN + s]
-        if over > 0:
-            ACC[c, KL.AC_OVERCLAIM] += over
-            ACC[c, KL.AC_OVERCLAIMERS] += 1
-    ACC[c, KL.AC_GAMES_WITH_AGENDA + 0] += seen0
-    ACC[c, KL.AC_GAMES_WITH_AGENDA + 1] += seen1
-    ACC[c, KL.AC_GAMES_WITH_AGENDA + 2] += seen2
-    ACC[c, KL.AC_ROUNDS_SUM] += r
-    ACC[c, KL.AC_DIAL_SUM] += dial
-    ACC[c, KL.AC_DIAL_SQ_SUM] += dial * dial
-    b = dial - KL.DIAL_HIST_LO
-    if b < 0:
-        b = 0
-    elif b >= KL.DIAL_BINS:
-        b = KL.DIAL_BINS - 1
-    ACC[c, KL.AC_DIAL_HIST + b] += 1
-    for rr in range(R[L.R_ROUNDS]):
-        b = S[S_DIAL_ROUND + rr] - KL.DIAL_HIST_LO
-        if b < 0:
-            b = 0
-        elif b >= KL.DIAL_BINS:
-            b = KL.DIAL_BINS - 1
-        ACC[c, KL.AC_DIAL_ROUND_HIST + rr * KL.DIAL_BINS + b] += 1
-
-
 @njit(cache=True, parallel=True)
-def run_games(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, records, G, SE,
-              AS, DR, ACC):
+def run_games(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, G, SE, AS,
+              DR):
     """Play games first_game .. first_game + n_games - 1, chunks of games in parallel.
 
-    records=True: game j's record goes to row j of G, SE, AS and DR (the Dial by round).
-    records=False: chunk c adds its games to the counters ACC[c] (G, SE, AS and DR may then
-    be empty). Each chunk allocates
+    Game j's record goes to row j of G, SE, AS and DR (`write_record`). Each chunk allocates
     its state once; every game's result depends only on (rules, lineup, seed, game index),
     never on the chunking or the thread count.
     """
@@ -709,10 +709,4 @@ def run_games(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, r
         for j in range(lo, hi):
             r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, V, S, deck,
                           agenda_deck)
-            if records:
-                write_record(j, r, R, V, S, G, SE, AS, DR)
-            elif S[S_ERROR] != 0:
-                ACC[c, KL.AC_GAMES] = -(first_game + j) - 1  # flag the bad game, stop here
-                break
-            else:
-                accumulate(R, V, S, r, ACC, c)
+            write_record(j, r, R, V, S, G, SE, AS, DR)

@@ -7,12 +7,13 @@ Each game in flight holds two int64 rows, allocated once per chunk of games and 
   vector the reference engine builds from scratch);
 - its hidden state `S` (indices `S_*` below): Capital, Agendas, Masks, commitments, claims.
 
-Per-game results go to one output array per record field (struct of arrays over games).
+Per-game results go to one output array per shape of the record (`fbsim.game.record`).
 """
 
 from __future__ import annotations
 
 from fbsim.game import layout as L
+from fbsim.game.record import GAME_FIELDS
 
 KERNEL_VERSION = 3  # 2: the Dial at the end of every round (records and aggregates); 3: a
 # seat's `bot` (records, per-bot counters) is its lineup entry, with that entry's parameters
@@ -69,46 +70,9 @@ ERR_CORNERED = 5  # R-A4
 ERR_RULES = {ERR_COMMIT: "R-C1..R-C3", ERR_FOG: "R-V5", ERR_MARKET: "R-V6",
              ERR_ACCUSE: "R-A1", ERR_CORNERED: "R-A4"}
 
-# game-level record columns (one int64 array each over games)
-GAME_FIELDS = ("players", "rounds_played", "end", "final_dial", "band", "winner",
-               "first_player_last", "tokens_flipped", "pot_left")
-# per-seat record columns (an int64 array [games, MAX_PLAYERS] each); assets are separate
-SEAT_FIELDS = ("agenda", "bot", "capital", "legacy", "works", "cool_open", "cool_masked",
-               "burn_open", "burn_masked", "masks_left", "fog_in", "fog_requested",
-               "fog_received", "pointed_at", "cornered", "revealed", "paid")
-
-# ------------------------------------------------------------------ aggregate counters
-# records=False: one int64 row of counters per chunk of games, summed at the end, so memory
-# does not grow with the number of games.
-MAX_BOTS = 16  # counters per lineup entry (N_ENTRIES of them are used)
-DIAL_HIST_LO = 0  # the Dial histogram has one bin per ppm from here (clipped at both ends)
-DIAL_BINS = 1024
-_take = L.Fields().take
-AC_GAMES = _take()
-AC_END = _take(3)  # by L.END_*
-AC_BAND = _take(4)  # by L.BAND
-AC_WIN_AGENDA = _take(3)
-AC_NOBODY = _take()  # everyone loses
-AC_WIN_SEAT = _take(P6)
-AC_WIN_BOT = _take(MAX_BOTS)
-AC_SEATS_BOT = _take(MAX_BOTS)  # seats played by each bot (denominator of its win rate)
-AC_DEALT = _take(3)  # seats dealt each Agenda
-AC_GAMES_WITH_AGENDA = _take(3)  # games with at least one seat of the Agenda
-AC_LEGACY_SUM = _take(3)  # by Agenda, survival games only
-AC_LEGACY_N = _take(3)
-AC_CAPITAL_SUM = _take(3)
-AC_ROUNDS_SUM = _take()
-AC_DIAL_SUM = _take()
-AC_DIAL_SQ_SUM = _take()
-AC_MASKS_USED = _take()
-AC_FOG_IN = _take()
-AC_FOG_REQUESTED = _take()
-AC_FOG_RECEIVED = _take()
-AC_OVERCLAIM = _take()  # sum over seats of max(0, received - put in)
-AC_OVERCLAIMERS = _take()  # seats that received more than they put in
-AC_DIAL_HIST = _take(DIAL_BINS)
-# the Dial at the end of round r (index r-1; a finished game counts at its final Dial): one
-# histogram per round, DIAL_BINS bins from DIAL_HIST_LO, as the final Dial's
-AC_DIAL_ROUND_HIST = _take(L.MAX_ROUNDS * DIAL_BINS)
-AC_SIZE = _take(0)
-del _take
+# the output arrays of a run, one per shape of the record (fbsim.game.record): game fields
+# [games, G_COLUMNS], seat fields [games, SEAT_FIELDS, MAX_PLAYERS], per-seat-per-kind fields
+# [games, SEAT_KIND_FIELDS, MAX_PLAYERS, MAX_KINDS], per-round fields [games, ROUND_FIELDS,
+# MAX_ROUNDS]. The game array has one more column than the record's game fields: S_ERROR.
+G_ERROR = len(GAME_FIELDS)
+G_COLUMNS = G_ERROR + 1

@@ -1,6 +1,7 @@
 """Lockstep comparison of the kernel with the reference engine, for debugging mismatches.
 
-Both engines play the same game one step at a time; after every step each seat's view (the
+Both engines play the same game one step at a time (the reference engine's round, each of its
+steps followed by the kernel's step of the same name); after every step each seat's view (the
 vector a bot would see) and hidden state are compared, and the first difference is reported
 by field name, round and step, e.g. "round 3, market: V_MY_CAPITAL (seat 2): 11 != 9".
 """
@@ -11,14 +12,13 @@ import numpy as np
 from numba import njit
 
 from fbsim.game import layout as L
+from fbsim.game import record as GR
 from fbsim.game.lineup import Lineup
 from fbsim.kernel import engine as K
 from fbsim.kernel.layout import S_SIZE
 from fbsim.reference import engine as E
 from fbsim.reference.view import player_view
 from fbsim.rules import Rules, rules_vector
-
-STEPS = ("world", "commit", "reveal", "payments", "fog", "market", "accusation", "end")
 
 _V_NAMES = sorted(((v, k) for k, v in vars(L).items() if k.startswith("V_")
                    and isinstance(v, int) and k not in ("V_SIZE", "V_PRIVATE_START")))
@@ -34,29 +34,14 @@ def field_name(i: int) -> str:
 
 
 @njit(cache=True)
-def kernel_step(step, R, P, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck, r):
+def kernel_step(k, R, P, seed, game, V, S, deck, r):
+    """Step k of the kernel's ROUND_STEPS in round r; k = N_ROUND_STEPS: the round's close."""
     n = R[L.R_PLAYERS]
     V[L.V_ROUND] = r
-    if step == -1:
-        K.setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck)
-    elif step == 0:
-        K.world_turn(R, V, S, n, r)
-    elif step == 1:
-        K.commit(R, P, V, S, n, r, seed, game)
-    elif step == 2:
-        K.reveal(R, V, S, n)
-    elif step == 3:
-        K.pay_burns_and_cools(R, V, S, n)
-    elif step == 4:
-        K.fog_claims(R, P, V, S, n, r, seed, game)
-    elif step == 5:
-        K.market_turns(R, P, V, S, n, r, seed, game, deck)
-    elif step == 6:
-        K.accusation(R, P, V, S, n, r, seed, game)
-    elif step == 7:
-        K.end_round(V, S, n)
-    elif step == 8:
-        K.score(R, V, S, n)
+    if k == K.N_ROUND_STEPS:
+        K.close_round(R, V, S, n, r)
+    else:
+        K.round_step(k, R, P, V, S, n, r, seed, game, deck)
 
 
 @njit(cache=True)
@@ -66,8 +51,15 @@ def kernel_view(V, S, s, decision):
     return W
 
 
+class _Differs(Exception):
+    pass
+
+
 def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) -> str | None:
-    """Play game `game` in both engines step by step; describe the first difference."""
+    """Play game `game` in both engines step by step; describe the first difference.
+
+    The reference engine plays its own round (`run`); after each of its steps the kernel
+    plays its step of the same name and the two are compared."""
     from fbsim.kernel import bot_arrays
 
     lineup = lineup or Lineup()
@@ -79,13 +71,13 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) 
     S = np.zeros(S_SIZE, dtype=np.int64)
     deck = np.zeros(max(deck_total, L.MAX_MARKET), dtype=np.int64)
     agenda_deck = np.zeros(int(R[L.R_DECK:L.R_DECK + L.N_AGENDAS].sum()), dtype=np.int64)
-    args = (R, P, by_agenda, seat_bot, np.int64(seed), np.int64(game), V, S, deck, agenda_deck)
+    ks, kg = np.int64(seed), np.int64(game)
 
     agendas = E.deal_agendas(R, seed, game)
     bots = [lineup.label_for(s, agendas[s]) for s in range(n)]
     policies = [E.bind_policy(lineup.entry_for(s, agendas[s])) for s in range(n)]
     g = E.setup(rules, agendas, E.shuffle_assets(R, seed, game), bots, seed, game, False)
-    kernel_step(-1, *args, 0)
+    K.setup(R, by_agenda, seat_bot, ks, kg, V, S, deck, agenda_deck)
 
     def compare(r: int, step: str) -> str | None:
         for s in range(n):
@@ -101,75 +93,60 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) 
             return f"round {r}, after {step}: the game is over in only one engine"
         return None
 
-    steps = [
-        ("world", 0, lambda: E.world_turn(g)),
-        ("commit", 1, lambda: E.commit(g, policies)),
-        ("reveal", 2, lambda: E.reveal(g)),
-        ("payments", 3, lambda: (E.pay_burns(g), E.pay_cools(g))),
-        ("fog", 4, lambda: E.fog_claims(g, policies)),
-        ("market", 5, lambda: E.market_turns(g, policies)),
-    ]
+    def after(name: str) -> None:
+        k = K.N_ROUND_STEPS if name == "end" else K.ROUND_STEPS.index(name)
+        kernel_step(k, R, P, ks, kg, V, S, deck, np.int64(g.round))
+        diff = compare(g.round, "end of round" if name == "end" else name)
+        if diff:
+            raise _Differs(diff)
+
     diff = compare(0, "setup")
     if diff:
         return diff
-    for r in range(1, rules.rounds + 1):
-        g.round = r
-        for name, k, ref_step in steps:
-            ref_step()
-            kernel_step(k, *args, r)
-            diff = compare(r, name)
-            if diff or g.over:
-                return diff
-        if R[L.R_ACCUSE_AFTER + r - 1]:
-            E.accusation(g, policies)
-            kernel_step(6, *args, r)
-            diff = compare(r, "accusation")
-            if diff:
-                return diff
-        if r < rules.rounds:
-            E.end_round(g)
-            kernel_step(7, *args, r)
-            diff = compare(r, "end of round")
-            if diff:
-                return diff
+    try:
+        E.run(g, policies, after)
+    except _Differs as e:
+        return str(e)
     return None
 
 
 def record_difference(rec, cols: dict, i: int, lineup: Lineup | None = None) -> str | None:
-    """The first field where the reference record `rec` differs from row i of the kernel's
-    columns, or None. The kernel's `bot` is the seat's entry of `lineup` (default: the
-    default lineup); the reference names it (`Lineup.labels()`)."""
+    """The first field (in the order of `fbsim.game.record.FIELDS`) where the reference
+    record `rec` differs from row i of the kernel's columns, or None. The kernel's `bot` is
+    the seat's entry of `lineup` (default: the default lineup); the reference names it
+    (`Lineup.labels()`)."""
     lineup = lineup or Lineup()
     labels = lineup.labels()
+    entries: dict[int, int] = {}  # seat -> its lineup entry
+
+    def code(f: GR.Field, value, seat: int = -1):
+        return entries[seat] if f.name == "bot" else GR.encode(f, value)
+
     d = rec.as_dict()
-    game = {"end": L.END_NAMES.index(d["end"]), "band": L.BAND_NAMES.index(d["band"])}
-    for f in ("players", "rounds_played", "end", "final_dial", "band", "winner",
-              "first_player_last", "tokens_flipped", "pot_left"):
-        want = game.get(f, d[f])
-        if int(cols[f][i]) != want:
-            return f"{f}: reference {want} != kernel {int(cols[f][i])}"
-    for r, want in enumerate(d["dial_by_round"]):
-        if int(cols["dial_by_round"][i, r]) != want:
-            return (f"dial_by_round[round {r + 1}]: reference {want} != kernel "
-                    f"{int(cols['dial_by_round'][i, r])}")
-    if cols["dial_by_round"].shape[1] != len(d["dial_by_round"]):
-        return (f"dial_by_round: reference has {len(d['dial_by_round'])} rounds, kernel "
-                f"{cols['dial_by_round'].shape[1]}")
+    for f in GR.of_shape(GR.GAME):
+        want, got = code(f, d[f.name]), int(cols[f.name][i])
+        if got != want:
+            return f"{f.name}: reference {want} != kernel {got}"
+    for f in GR.of_shape(GR.ROUND):
+        want_all, got_all = d[f.name], cols[f.name][i]
+        for r, want in enumerate(want_all):
+            if r < len(got_all) and int(got_all[r]) != want:
+                return f"{f.name}[round {r + 1}]: reference {want} != kernel {int(got_all[r])}"
+        if len(got_all) != len(want_all):
+            return f"{f.name}: reference has {len(want_all)} rounds, kernel {len(got_all)}"
     for s, seat in enumerate(d["seats"]):
         agenda = L.AGENDA_NAMES.index(seat["agenda"])
-        entry = lineup.entry_index(s, agenda)
+        entries[s] = entry = lineup.entry_index(s, agenda)
         if labels[entry] != seat["bot"]:
             return (f"bot of seat {s}: reference {seat['bot']} != lineup entry {entry} "
                     f"({labels[entry]})")
-        want_seat = {"agenda": agenda, "bot": entry}
-        for f in ("agenda", "bot", "capital", "legacy", "works", "cool_open", "cool_masked",
-                  "burn_open", "burn_masked", "masks_left", "fog_in", "fog_requested",
-                  "fog_received", "pointed_at", "cornered", "revealed", "paid"):
-            want = want_seat.get(f, seat.get(f))
-            if int(cols[f][i, s]) != want:
-                return f"{f} of seat {s}: reference {want} != kernel {int(cols[f][i, s])}"
-        for k, (kind, want) in enumerate(seat["assets"].items()):
-            if int(cols["assets"][i, s, k]) != want:
-                return (f"assets[{kind}] of seat {s}: reference {want} != kernel "
-                        f"{int(cols['assets'][i, s, k])}")
+        for f in GR.of_shape(GR.SEAT):
+            want, got = code(f, seat[f.name], s), int(cols[f.name][i, s])
+            if got != want:
+                return f"{f.name} of seat {s}: reference {want} != kernel {got}"
+        for f in GR.of_shape(GR.SEAT_KIND):
+            for k, (kind, want) in enumerate(seat[f.name].items()):
+                got = int(cols[f.name][i, s, k])
+                if got != want:
+                    return f"{f.name}[{kind}] of seat {s}: reference {want} != kernel {got}"
     return None

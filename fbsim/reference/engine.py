@@ -502,35 +502,63 @@ def score(g: Game) -> None:
 # ------------------------------------------------------------------------------ the game
 
 
-def play_round(g: Game, policies: list) -> None:
-    """One round: world turn, commit, reveal and resolve, Accusation (R-W, R-C, R-V, R-A)."""
-    g.log("world", "round", first_player=g.first_player)
-    world_turn(g)
-    if g.over:
-        return
-    commit(g, policies)
-    reveal(g)
-    if g.over:
-        return  # R-V2: Collapse at the reveal stops every payment
+def payments(g: Game, policies: list) -> None:
+    """R-V3 then R-V4."""
     pay_burns(g)
     pay_cools(g)
-    fog_claims(g, policies)
-    market_turns(g, policies)
+
+
+def accusation_if_due(g: Game, policies: list) -> None:
+    """R-A1: an Accusation follows the rounds the rules name."""
     if g.R[L.R_ACCUSE_AFTER + g.round - 1]:
         accusation(g, policies)
 
 
-def run(g: Game, policies: list) -> Game:
-    R = g.R
-    rounds = int(R[L.R_ROUNDS])
-    for r in range(1, rounds + 1):  # R-S6, R-E1
+# The play of one round, in order: (name, step(g, policies)). The game ends as soon as a
+# step ends it (R-W4; R-V2: Collapse at the reveal stops every payment). The kernel plays the
+# same steps under the same names (fbsim.kernel.engine.ROUND_STEPS).
+ROUND_STEPS = (
+    ("world", lambda g, policies: world_turn(g)),  # R-W1..R-W4
+    ("commit", lambda g, policies: commit(g, policies)),  # R-C1..R-C4
+    ("reveal", lambda g, policies: reveal(g)),  # R-V1, R-V2
+    ("payments", lambda g, policies: payments(g, policies)),  # R-V3, R-V4
+    ("fog", lambda g, policies: fog_claims(g, policies)),  # R-V5, D5, D6
+    ("market", lambda g, policies: market_turns(g, policies)),  # R-V6
+    ("accusation", lambda g, policies: accusation_if_due(g, policies)),  # R-A1..R-A5
+)
+
+
+def play_round(g: Game, policies: list, after=None) -> None:
+    """One round's play: the steps of ROUND_STEPS in order, until one ends the game;
+    `after(name)`, when given, follows each step."""
+    g.log("world", "round", first_player=g.first_player)
+    for name, step in ROUND_STEPS:
+        step(g, policies)
+        if after is not None:
+            after(name)
+        if g.over:
+            return
+
+
+def close_round(g: Game) -> None:
+    """The Dial as the round ended; the first player of the next round, if any (R-S6)."""
+    g.dial_by_round.append(g.dial)
+    if g.round < g.R[L.R_ROUNDS]:
+        end_round(g)
+
+
+def run(g: Game, policies: list, after=None) -> Game:
+    """Every round (R-S6, R-E1) until the game ends, then the score (R-E3, R-E4);
+    `after(name)`, when given, follows each step of a round and its close ("end")."""
+    rounds = int(g.R[L.R_ROUNDS])
+    for r in range(1, rounds + 1):
         g.round = r
-        play_round(g, policies)
+        play_round(g, policies, after)
         if g.over:
             break
-        g.dial_by_round.append(g.dial)
-        if r < rounds:
-            end_round(g)
+        close_round(g)
+        if after is not None:
+            after("end")
     # a game that ended early stays at its final Dial for the rounds it did not play
     g.dial_by_round += [g.dial] * (rounds - len(g.dial_by_round))
     g.over = True

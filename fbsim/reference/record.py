@@ -1,9 +1,8 @@
-"""The game record: what one game produced, the same fields in both engines.
+"""The game record of the reference engine: the fields of `fbsim.game.record`, in its order.
 
-Game fields (with the Dial at the end of every round), then per seat: agenda, bot, Capital, Legacy
-(0 unless the world survived), COOL and BURN committed (open and masked), Fog money put in,
-requested and received, assets owned by kind, and times pointed at, cornered, revealed
-(0/1: the Agenda is face up at the end) and paid.
+`GameRecord` holds the seed, the game index, the game fields, one `SeatRecord` per seat (the
+seat fields, and the assets owned as a dict kind -> count) and the Dial by round; names where
+the kernel holds codes (`Field.codes`). `as_dict()` is the replay JSON.
 """
 
 from __future__ import annotations

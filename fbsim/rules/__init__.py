@@ -640,79 +640,57 @@ def rules_to_toml(rules: Rules, comments: bool = True) -> str:
 # --------------------------------------------------------------------------- vector form
 
 
+# The fields of the rules that `fbsim.game.layout.R_FIELDS` does not place, each packed by
+# its own rule in `rules_vector` (or, for `bots`, not at all).
+VECTOR_SPECIAL = {
+    "players": "R_PLAYERS: the table size asked for (default: `players`)",
+    "first_player": "R_FIRST_PLAYER: the seat modulo the table size (D9)",
+    "baseline": "R_BASELINE: the table for this table size (`baseline.p<n>`, D1)",
+    "decks": "R_DECK: the agenda deck for this table size (`decks.p<n>`, D2)",
+    "tipping.start_flipped": "R_N_TOKENS, R_TOKEN_START_FLIPPED, R_TOKEN_THRESHOLD: the "
+                             "tokens flipped at setup come first, at the Dial's start (R-S1)",
+    "tipping.thresholds": "R_TOKEN_THRESHOLD: after the tokens flipped at setup (R-W3)",
+    "accusation.rounds": "R_ACCUSE_AFTER: 1 after each round listed (R-A1)",
+    "scoring.tiebreak_first_player": "R_TIEBREAK_LAST_ROUND: 1 for 'last-round' (D8)",
+    "assets": "R_N_KINDS, then per kind in order a block at R_ASSET (layout.A_FIELDS)",
+    "bots": "not in the vector: each bot has its own parameter vector",
+}
+
+
+def _field_at(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 def rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
-    """The int64 rules vector for one table size (indices `fbsim.game.layout.R_*`)."""
+    """The int64 rules vector for one table size (indices `fbsim.game.layout.R_*`): every
+    field of `layout.R_FIELDS` at its index, then the fields of `VECTOR_SPECIAL`."""
     n = rules.players if players is None else players
     v = np.zeros(L.R_SIZE, dtype=np.int64)
+    for path, i in L.R_FIELDS.items():
+        v[i] = int(_field_at(rules, path))
     v[L.R_PLAYERS] = n
-    v[L.R_ROUNDS] = rules.rounds
-    v[L.R_AGENTS] = rules.agents
-    v[L.R_CAPITAL] = rules.capital
-    v[L.R_STAGGER] = rules.stagger
-    v[L.R_MASKS] = rules.masks
-    v[L.R_FIRST_PLAYER] = rules.first_player % n
-    v[L.R_BASELINE_OFFSET] = rules.baseline_offset
-    for r, b in enumerate(rules.baseline.for_players(n)):
+    v[L.R_FIRST_PLAYER] = rules.first_player % n  # D9
+    for r, b in enumerate(rules.baseline.for_players(n)):  # D1
         v[L.R_BASELINE + r] = b
-    d = rules.dial
-    v[L.R_DIAL_START] = d.start
-    v[L.R_COLLAPSE] = d.collapse
-    v[L.R_SEVERE] = d.severe
-    v[L.R_EXTREME] = d.extreme
-    v[L.R_FLOOR_ENABLED] = int(d.floor_enabled)
-    v[L.R_FLOOR] = d.floor
-    v[L.R_INCOME_BEFORE_COLLAPSE] = int(rules.income_before_collapse)
+    for a, c in enumerate(rules.decks.for_players(n).counts()):  # D2
+        v[L.R_DECK + a] = c
     t = rules.tipping
     v[L.R_N_TOKENS] = t.start_flipped + len(t.thresholds)
-    for i in range(t.start_flipped):
-        v[L.R_TOKEN_THRESHOLD + i] = d.start
+    for i in range(t.start_flipped):  # R-S1
+        v[L.R_TOKEN_THRESHOLD + i] = rules.dial.start
         v[L.R_TOKEN_START_FLIPPED + i] = 1
-    for j, th in enumerate(t.thresholds):
+    for j, th in enumerate(t.thresholds):  # R-W3
         v[L.R_TOKEN_THRESHOLD + t.start_flipped + j] = th
-    v[L.R_TOKEN_PENALTY] = t.penalty
-    j = rules.jobs
-    v[L.R_COOL_PPM] = j.cool_ppm
-    v[L.R_BURN_PPM] = j.burn_ppm
-    v[L.R_COOL_COST] = j.cool_cost
-    v[L.R_BURN_PAY] = j.burn_pay
-    v[L.R_BURN_PAY_REVEALED] = j.burn_pay_revealed
-    v[L.R_FOG_PER_MASKED_BURN] = j.fog_per_masked_burn
-    v[L.R_FOG_PARTIAL_FILL] = int(rules.fog.partial_fill)
-    v[L.R_FOG_CARRY_OVER] = int(rules.fog.carry_over)
-    v[L.R_MARKET_SIZE] = rules.market.size
-    v[L.R_PURCHASE_LABOUR] = rules.market.purchase_labour
-    v[L.R_WAGE] = rules.market.wage
-    for a in rules.accusation.rounds:
+    for a in rules.accusation.rounds:  # R-A1
         v[L.R_ACCUSE_AFTER + a - 1] = 1
-    v[L.R_POINT_WEIGHT] = rules.accusation.point_weight
-    v[L.R_PAY_PER_ACCUSER] = rules.accusation.pay_per_accuser
-    v[L.R_MEDIA_STACKS] = int(rules.accusation.media_stacks)
-    s = rules.scoring
-    v[L.R_CAPITAL_PER_LEGACY] = s.capital_per_legacy
-    v[L.R_COLLAPSE_MIN_CAPITAL] = s.collapse_min_capital
-    v[L.R_TIEBREAK_LAST_ROUND] = int(s.tiebreak_first_player == "last-round")
-    g = rules.agendas
-    v[L.R_STEWARD_BASE] = g.steward_base
-    v[L.R_STEWARD_PER_STEP] = g.steward_per_step
-    v[L.R_STEWARD_STEP] = g.steward_step
-    v[L.R_OPPORTUNIST_SEVERE] = g.opportunist_severe
-    v[L.R_ACCEL_EXTREME] = g.accelerationist_extreme
-    v[L.R_ACCEL_PER_HEAT_ASSET] = g.accelerationist_per_heat_asset
-    v[L.R_ACCEL_OTHER] = g.accelerationist_other
-    for a, c in enumerate(rules.decks.for_players(n).counts()):
-        v[L.R_DECK + a] = c
+    v[L.R_TIEBREAK_LAST_ROUND] = int(rules.scoring.tiebreak_first_player == "last-round")
     v[L.R_N_KINDS] = len(rules.assets)
-    for k, a in enumerate(rules.assets.values()):
+    for k, asset in enumerate(rules.assets.values()):
         base = L.R_ASSET + k * L.ASSET_STRIDE
-        v[base + L.A_COUNT] = a.count
-        v[base + L.A_PRICE] = a.price
-        v[base + L.A_INCOME] = a.income
-        v[base + L.A_PPM] = a.ppm
-        v[base + L.A_LEGACY_WARMING] = a.legacy_warming
-        v[base + L.A_LEGACY_SEVERE] = a.legacy_severe
-        v[base + L.A_LEGACY_EXTREME] = a.legacy_extreme
-        v[base + L.A_ACCUSATION_WEIGHT] = a.accusation_weight
-        v[base + L.A_COLLAPSE_TIEBREAK] = int(a.collapse_tiebreak)
+        for name, off in L.A_FIELDS.items():
+            v[base + off] = int(getattr(asset, name))
     return v
 
 

@@ -15,6 +15,7 @@ import html
 import io
 import math
 import os
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -130,11 +131,37 @@ def fig_outcomes(rep: BalanceReport) -> str:
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("share of games by band of the final Dial (%)")
-    ax.set_title("Final bands (R-E2): Warming < 510, Severe 510-549, Extreme 550-599, "
-                 "Collapse >= 600")
+    ax.set_title(textwrap.fill("Final bands (R-E2): " + per_rules(rep, band_ranges), 110))
     ax.legend(fontsize=8, ncol=4, loc="lower center", bbox_to_anchor=(0.5, -0.62 if len(
         labels) < 3 else -0.4))
     return _data_uri(fig)
+
+
+def band_ranges(rules) -> str:
+    """R-E2: the readings of each band under `rules`, e.g. "Warming < 510, Severe 510-549,
+    Extreme 550-599, Collapse >= 600"."""
+    d = rules.dial
+    warming, severe, extreme, collapse = (b.capitalize() for b in L.BAND_NAMES)
+    return (f"{warming} < {d.severe}, {severe} {d.severe}-{d.extreme - 1}, "
+            f"{extreme} {d.extreme}-{d.collapse - 1}, {collapse} >= {d.collapse}")
+
+
+def band_edges(rules) -> str:
+    """R-E2: the first reading of each band above Warming under `rules`."""
+    return f"{rules.dial.severe}, {rules.dial.extreme}, {rules.dial.collapse}"
+
+
+def per_rules(rep: BalanceReport, text) -> str:
+    """`text(rules)` of the rules of the tables shown (the old rules too, when comparing):
+    once when they all agree, else each with the tables it describes."""
+    labels: dict[str, list[str]] = {}
+    for t in rep.tables:
+        labels.setdefault(text(t.rules), []).append(f"{t.players}p")
+        if rep.paired:
+            labels.setdefault(text(t.old_rules), []).append(f"{t.players}p old")
+    if len(labels) == 1:
+        return next(iter(labels))
+    return "; ".join(f"{', '.join(who)}: {what}" for what, who in labels.items())
 
 
 def _panels(k: int, height: float = 3.0):
@@ -172,7 +199,8 @@ def fig_final_dial(rep: BalanceReport) -> str:
         ax.set_ylabel("% of games per ppm")
         if rep.paired:
             ax.legend(fontsize=8)
-    fig.suptitle("Distribution of the final Dial (dotted: band edges 510, 550, 600)")
+    fig.suptitle(textwrap.fill("Distribution of the final Dial (dotted: band edges "
+                               + per_rules(rep, band_edges) + ")", 110))
     fig.tight_layout()
     return _data_uri(fig)
 

@@ -21,6 +21,7 @@ from fbsim.experiments.run.provenance import META_KEY, base_provenance, now_iso,
 from fbsim.experiments.run.runner import Arm, NoProgress, run_blocks
 from fbsim.experiments.run.spec import SpecError, SweepSpec, build_points
 from fbsim.game import layout as L
+from fbsim.game import record as GR
 from fbsim.game.lineup import Lineup, lineup_hash
 from fbsim.rules import rules_hash, rules_to_toml
 
@@ -137,25 +138,22 @@ def write_metrics(result: SimulationResult, path: str | Path) -> None:
 
 
 def records_table(rec: dict, rules) -> pa.Table:
-    """One row per game: the game fields, the Dial at the end of each round as
-    `dial_round_<r>`, then each seat field as `<field>_<seat>` columns, then
-    `assets_<seat>_<kind>`; small integer types."""
-    cols: dict[str, np.ndarray] = {"game": rec["game"]}
-    from fbsim.kernel.layout import GAME_FIELDS, SEAT_FIELDS
-
-    for f in GAME_FIELDS:
-        cols[f] = rec[f].astype(np.int16 if f != "pot_left" else np.int32)
-    for r in range(rec["dial_by_round"].shape[1]):
-        cols[f"dial_round_{r + 1}"] = rec["dial_by_round"][:, r].astype(np.int16)
-    for f in SEAT_FIELDS:
+    """One row per game (fields and types from `fbsim.game.record`): the game index, the game
+    fields, the Dial at the end of each round as `dial_round_<r>`, then each seat field as
+    `<field>_<seat>` columns, then `assets_<seat>_<kind>`."""
+    cols: dict[str, np.ndarray] = {GR.INDEX.stem: rec[GR.INDEX.name].astype(GR.INDEX.dtype)}
+    for f in GR.of_shape(GR.GAME):
+        cols[f.stem] = rec[f.name].astype(f.dtype)
+    for f in GR.of_shape(GR.ROUND):
+        for r in range(rec[f.name].shape[1]):
+            cols[f"{f.stem}_{r + 1}"] = rec[f.name][:, r].astype(f.dtype)
+    for f in GR.of_shape(GR.SEAT):
         for s in range(rules.players):
-            cols[f"{f}_{s}"] = rec[f][:, s].astype(np.int32 if f in ("capital", "legacy",
-                                                                     "fog_in", "fog_requested",
-                                                                     "fog_received")
-                                                   else np.int16)
-    for s in range(rules.players):
-        for k, kind in enumerate(rules.asset_names):
-            cols[f"assets_{s}_{kind}"] = rec["assets"][:, s, k].astype(np.int8)
+            cols[f"{f.stem}_{s}"] = rec[f.name][:, s].astype(f.dtype)
+    for f in GR.of_shape(GR.SEAT_KIND):
+        for s in range(rules.players):
+            for k, kind in enumerate(rules.asset_names):
+                cols[f"{f.stem}_{s}_{kind}"] = rec[f.name][:, s, k].astype(f.dtype)
     return pa.table(cols)
 
 
@@ -170,9 +168,7 @@ class RecordsWriter:
         self.tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
         meta = {META_KEY: json.dumps(provenance, sort_keys=True).encode(),
                 # `bot_<seat>` is the seat's lineup entry: its name is codes["bot"][entry]
-                b"fbsim.codes": json.dumps({"agenda": L.AGENDA_NAMES, "band": L.BAND_NAMES,
-                                            "end": L.END_NAMES,
-                                            "bot": lineup.labels()}).encode()}
+                b"fbsim.codes": json.dumps({**GR.codes(), "bot": lineup.labels()}).encode()}
         self.schema = schema.with_metadata(meta)
         self.w = pq.ParquetWriter(self.tmp, self.schema, compression="zstd")
 
