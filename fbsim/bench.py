@@ -105,7 +105,7 @@ def run_bench(players=(3, 4, 5, 6), games: int = 200_000, ref_games: int = 300,
         time_to_first_game(None)  # fills the normal cache if this is its first use
         result["warm_start_s"] = time_to_first_game(None)
     for n in players:
-        rules = load_rules(base=base, sets=[f"players={n}"])
+        rules = load_rules(base=base, players=n)
         if echo:
             echo(f"{n} players ...")
         row = {}

@@ -45,10 +45,7 @@ def _rules(rules_file: Path | None, sets: list[str] | None, players: int | None 
     are an error: they are not rules)."""
     from fbsim.rules import load_rules
 
-    items = list(sets or [])
-    if players is not None:
-        items.append(f"players={players}")
-    return load_rules(rules_file, items, bots=bots)
+    return load_rules(rules_file, list(sets or []), bots=bots, players=players)
 
 
 def _players_range(text: str | None) -> list[int | None]:

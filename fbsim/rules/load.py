@@ -173,8 +173,10 @@ def _cross_check(r: Rules, source: str) -> None:
 
 def load_rules(path: str | Path | None = None, sets: list[str] | tuple[str, ...] = (),
                base: Rules | None = None, overrides: Mapping | None = None,
-               overrides_source: str = "rules", bots: dict | None = None) -> Rules:
-    """Effective rules: defaults (or `base`) <- TOML file <- `overrides` <- `--set` items.
+               overrides_source: str = "rules", bots: dict | None = None,
+               players: int | None = None) -> Rules:
+    """Effective rules: defaults (or `base`) <- TOML file <- `overrides` <- `--set` items
+    <- `players` (a table size, set last: one run plays several).
 
     `overrides` is a nested table (`nest({"assets.bunker.price": 5})`); errors in it name
     `overrides_source` (e.g. "--set").
@@ -186,7 +188,7 @@ def load_rules(path: str | Path | None = None, sets: list[str] | tuple[str, ...]
     global _ORIGINS
     _ORIGINS = {}
     try:
-        return _load(path, sets, base, overrides, overrides_source, bots)
+        return _load(path, sets, base, overrides, overrides_source, bots, players)
     except ConfigError as e:
         if e.source == "rules":
             raise ConfigError(e.key, e.message, _origin(e.key)) from None
@@ -234,7 +236,7 @@ def _no_bots(found: dict, bots: dict | None) -> None:
                           "replay and report)", "--set")
 
 
-def _load(path, sets, base, overrides, overrides_source, bots) -> Rules:
+def _load(path, sets, base, overrides, overrides_source, bots, players) -> Rules:
     data = to_dict(base if base is not None else Rules())
     found: dict = {}
     if path is not None:
@@ -255,6 +257,8 @@ def _load(path, sets, base, overrides, overrides_source, bots) -> Rules:
     for item in sets:
         key, value = parse_set(item)
         data = _merge(data, _take_bots(_nest(key, value), "--set", found), "", Rules, "--set")
+    if players is not None:
+        data = _merge(data, {"players": players}, "", Rules, "--players")
     _fit_to_rounds(data)
     rules = validate_dict(data)
     _no_bots(found, bots)

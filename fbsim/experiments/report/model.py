@@ -63,7 +63,7 @@ def _load(path, sets, players: int, flag: str, lineup: Lineup) -> tuple[Rules, L
     if path is not None and not Path(path).is_file():
         raise UsageError(f"{flag} {path}: no such file")
     bots: dict = {}
-    rules = load_rules(path, [*sets, f"players={players}"], bots=bots)
+    rules = load_rules(path, list(sets), bots=bots, players=players)
     return rules, lineup.with_bot_params(bots)
 
 

@@ -159,7 +159,7 @@ def losses(spec: TuneSpec, res, n_cands: int) -> list[dict]:
             point = c * k + j
             ag = win[(win["point"] == point) & (win["kind"] == "agenda")].set_index("name")
             if spec.win_rate == "fair":
-                rules = load_rules(spec.rules, [f"players={n}"], bots={})
+                rules = load_rules(spec.rules, bots={}, players=n)
                 target = {a: deck_share(rules, a) for a in L.AGENDA_NAMES}
             else:
                 target = spec.win_rate
