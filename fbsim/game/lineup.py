@@ -23,7 +23,6 @@ import difflib
 import hashlib
 import json
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ import numpy as np
 
 from fbsim.errors import UsageError
 from fbsim.game import layout as L
+from fbsim.tomlfile import read_toml
 
 DEFAULT_BY_AGENDA = {"steward": "steward", "opportunist": "opportunist",
                      "accelerationist": "fog-grabber"}
@@ -329,15 +329,12 @@ def _parse(text: str, where: str, seps: str = ";") -> Entry:
 
 
 def lineup_from_file(path: str | Path, players: int | None = None) -> Lineup:
-    p = Path(path)
-    source = f"lineup file {p}"
-    try:
-        doc = tomllib.loads(p.read_text())
-    except OSError as e:
-        raise UsageError(f"{source}: cannot read: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{source}: not valid TOML: {e}") from None
-    return lineup_from_toml(doc, source, players)
+    source = f"lineup file {Path(path)}"
+
+    def fail(message: str):
+        raise UsageError(f"{source}: {message}")
+
+    return lineup_from_toml(read_toml(path, fail), source, players)
 
 
 def lineup_from_toml(doc: Mapping, source: str = "lineup", players: int | None = None

@@ -26,7 +26,6 @@ seat's round to the fallback bot.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from fbsim.policies.scripted import ScriptedPolicy
 from fbsim.reference.engine import bind_policy, run, setup
 from fbsim.reference.record import GameRecord, make_record
 from fbsim.rules import Rules, load_rules, rules_vector
+from fbsim.tomlfile import read_toml
 
 TOP_KEYS = {"players", "agendas", "deck", "seed", "fallback", "rules", "rounds", "title"}
 SEAT_KEYS = {"works", "cool", "burn", "masked_cool", "masked_burn", "request", "buy", "point",
@@ -48,13 +48,11 @@ INT_KEYS = {"works", "cool", "burn", "masked_cool", "masked_burn", "request", "p
 
 def load_script(path: str | Path, base: Rules | None = None) -> dict[str, Any]:
     p = Path(path)
-    try:
-        doc = tomllib.loads(p.read_text())
-    except OSError as e:
-        raise ScriptError(f"cannot read {p}: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ScriptError(f"{p} is not valid TOML: {e}") from None
-    return doc
+
+    def fail(message: str):
+        raise ScriptError(f"{p}: {message}")
+
+    return read_toml(p, fail)
 
 
 def _suggest(key, options):

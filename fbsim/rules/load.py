@@ -13,6 +13,7 @@ from typing import Any, get_origin, get_type_hints
 from fbsim.errors import ConfigError
 from fbsim.game import layout as L
 from fbsim.rules.schema import Asset, Rules, to_dict
+from fbsim.tomlfile import read_toml
 
 
 def _suggest(key: str, options) -> str:
@@ -240,16 +241,12 @@ def _load(path, sets, base, overrides, overrides_source, bots, players) -> Rules
     data = to_dict(base if base is not None else Rules())
     found: dict = {}
     if path is not None:
-        p = Path(path)
-        source = f"rules file {p}"
-        try:
-            text = p.read_text()
-        except OSError as e:
-            raise ConfigError("(file)", f"cannot read: {e.strerror}", source) from None
-        try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError("(file)", f"not valid TOML: {e}", source) from None
+        source = f"rules file {Path(path)}"
+
+        def fail(message: str):
+            raise ConfigError("(file)", message, source)
+
+        doc = read_toml(path, fail)
         data = _merge(data, _take_bots(doc, source, found), "", Rules, source)
     if overrides:
         data = _merge(data, _take_bots(overrides, overrides_source, found), "", Rules,

@@ -38,7 +38,6 @@ import hashlib
 import itertools
 import json
 import math
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ from typing import Any
 from fbsim.errors import ConfigError, FbsimError, UsageError
 from fbsim.game.lineup import Lineup, merge_bot_params, parse_lineup, split_seat_items
 from fbsim.rules import Rules, load_rules, nest, parse_set, rules_hash
+from fbsim.tomlfile import read_toml
 
 SPECIAL = ("players", "lineup", "seat_bot")
 SPEC_KEYS = ("games", "seed", "players", "rules", "lineup", "seats", "set", "vary", "baseline",
@@ -192,14 +192,12 @@ def int_field(doc: dict, key: str, lo: int, where: str) -> int:
 
 def read_spec_file(path: str | Path, what: str) -> tuple[dict, str]:
     """A spec file's TOML, and how errors name it ("sweep spec FILE")."""
-    p = Path(path)
-    where = f"{what} {p}"
-    try:
-        return tomllib.loads(p.read_text()), where
-    except OSError as e:
-        raise SpecError(f"{where}: cannot read: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(f"{where}: not valid TOML: {e}") from None
+    where = f"{what} {Path(path)}"
+
+    def fail(message: str):
+        raise SpecError(f"{where}: {message}")
+
+    return read_toml(path, fail), where
 
 
 def load_spec(path: str | Path) -> SweepSpec:
