@@ -315,3 +315,17 @@ def test_python_api(tmp_path):
                       out=tmp_path / "api", seed=7)
     assert list(res.outcomes["masks"]) == [1, 2]
     assert read_provenance(tmp_path / "api" / "outcomes.parquet")["seed"] == 7
+
+
+def test_provenance_names_the_git_revision_of_a_checkout():
+    import subprocess
+    from pathlib import Path
+
+    from fbsim.experiments.run.provenance import git_revision
+
+    root = Path(__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert git_revision() in (head, head + "-dirty")

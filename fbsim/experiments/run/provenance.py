@@ -39,7 +39,9 @@ def now_iso() -> str:
 @cache
 def git_revision() -> str | None:
     """The project's git revision (with `-dirty` for uncommitted changes), or None."""
-    root = Path(__file__).resolve().parents[2]
+    import fbsim
+
+    root = Path(fbsim.__file__).resolve().parent.parent  # the checkout holding the package
     if not (root / ".git").exists():
         return None
     try:
