@@ -322,24 +322,53 @@ def test_records_file_names_the_entries(tmp_path):
     assert prov["lineup_hash"] == lineup_hash(parse_lineup(None, ["1=tunable:aim=520"]))
 
 
-def test_old_datasets_with_bot_tables_in_their_rules_still_replay():
-    """results/fog-greed was written while bot parameters were rules: its rules_toml holds
-    [bots.*] tables, which point_setup moves into the lineup."""
+def test_old_datasets_with_bot_tables_in_their_rules_still_replay(tmp_path):
+    """Datasets written while bot parameters were rules hold [bots.*] tables in their
+    rules_toml and the plain lineup; point_setup moves the tables into the lineup."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from fbsim.experiments.run.provenance import META_KEY, read_provenance
+    from fbsim.experiments.run.spec import SweepSpec
+    from fbsim.experiments.run.sweep import point_setup, run_sweep
+    from fbsim.reference.engine import play_game
+
+    out = tmp_path / "greed"
+    run_sweep(SweepSpec(games=50, seed=3, players=[3],
+                        vary={"bots.fog-grabber.greed": [0.25, 1.0]}), out)
+    # rewrite the provenance as the old format had it
+    path = out / "outcomes.parquet"
+    table = pq.read_table(path)
+    prov = read_provenance(path)
+    for e in prov["points"]:
+        greed = e["coordinates"]["bots.fog-grabber.greed"]
+        e["lineup"] = Lineup().describe()
+        prov["rules_toml"][str(e["point"])] += f"\n[bots.fog-grabber]\ngreed = {greed}\n"
+    meta = {**table.schema.metadata, META_KEY: json.dumps(prov).encode()}
+    pq.write_table(table.replace_schema_metadata(meta), path)
+    entry = next(e for e in read_provenance(path)["points"]
+                 if e["coordinates"]["bots.fog-grabber.greed"] == 0.25)
+    assert "[bots." in read_provenance(path)["rules_toml"][str(entry["point"])]
+    rules, lineup, seed = point_setup(out, entry["point"])
+    assert params(lineup.by_agenda["accelerationist"])["greed"] == 0.25
+    assert rules.players == 3 and seed == 3
+    rec = play_game(rules, lineup, seed, 0)
+    assert rec.seats[0].bot in {"steward", "opportunist", "fog-grabber"}
+
+
+def test_committed_datasets_replay_with_their_lineup():
     from fbsim.experiments.run.provenance import read_provenance
     from fbsim.experiments.run.sweep import point_setup
-    from fbsim.reference.engine import play_game
 
     out = Path(__file__).resolve().parents[1] / "results" / "fog-greed"
     prov = read_provenance(out / "outcomes.parquet")
     entry = next(e for e in prov["points"]
                  if e["coordinates"]["bots.fog-grabber.greed"] not in (1, 1.0))
-    assert "[bots." in prov["rules_toml"][str(entry["point"])]
     rules, lineup, seed = point_setup(out, entry["point"])
     greed = params(lineup.by_agenda["accelerationist"])["greed"]
     assert greed == entry["coordinates"]["bots.fog-grabber.greed"]
     assert rules.players == entry["coordinates"]["players"]
-    rec = play_game(rules, lineup, seed, 0)
-    assert rec.seats[0].bot in {"steward", "opportunist", "fog-grabber"}
 
 
 def test_sweep_spec_vary_of_a_bot_param_and_seat_params(tmp_path):

@@ -39,9 +39,7 @@ def now_iso() -> str:
 @cache
 def git_revision() -> str | None:
     """The project's git revision (with `-dirty` for uncommitted changes), or None."""
-    import fbsim
-
-    root = Path(fbsim.__file__).resolve().parent.parent  # the checkout holding the package
+    root = Path(__file__).resolve().parents[3]  # the checkout: fbsim/experiments/run/ is below
     if not (root / ".git").exists():
         return None
     try:
