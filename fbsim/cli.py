@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from fbsim.errors import FbsimError, UsageError
+from fbsim.errors import FbsimError, UsageError, did_you_mean
 from fbsim.version import __version__
 
 app = typer.Typer(
@@ -488,11 +488,8 @@ def experiment_cmd(
         raise UsageError("name an experiment, or give --list or --all")
     for name in chosen:
         if name not in exps:
-            import difflib
-
-            close = difflib.get_close_matches(name, list(exps), n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise UsageError(f"unknown experiment '{name}'{hint} (fbsim experiment --list)")
+            raise UsageError(f"unknown experiment '{name}'{did_you_mean(name, exps)} "
+                             "(fbsim experiment --list)")
     n = _games(games) if games is not None else None
     with open_client(scheduler, workers) as (client, threads):
         for name in chosen:

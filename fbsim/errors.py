@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
+
+def did_you_mean(name: str, options: Iterable[str], cutoff: float = 0.6,
+                 otherwise: str = "") -> str:
+    """"; did you mean 'x'?" for the option closest to a mistyped name, else `otherwise`."""
+    close = difflib.get_close_matches(name, list(options), n=1, cutoff=cutoff)
+    return f"; did you mean '{close[0]}'?" if close else otherwise
+
 
 class FbsimError(Exception):
     """Base class: a user-facing error with a one-line message."""

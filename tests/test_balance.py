@@ -47,11 +47,7 @@ def block(y, x) -> Block:
 
 
 def one_metric_tally(paired_: bool = True) -> Tally:
-    t = Tally(4, 8, paired=paired_, bots=())
-    k = 1
-    t.s1 = np.zeros((k, 4 if paired_ else 2), dtype=np.int64)
-    t.s2 = np.zeros((k,) + (4 if paired_ else 2,) * 2, dtype=np.int64)
-    return t
+    return Tally(4, 8, paired=paired_, bots=(), metric_list=metrics(4, ())[:1])
 
 
 def test_per_game_metrics_count_what_the_reference_records_say():

@@ -19,7 +19,6 @@ entry 3 + s is seat s's override (`entry_index`).
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import math
@@ -30,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from fbsim.errors import UsageError
+from fbsim.errors import UsageError, did_you_mean
 from fbsim.game import layout as L
 from fbsim.tomlfile import read_toml
 
@@ -45,8 +44,7 @@ class ParamError(ValueError):
 
 
 def _suggest(name: str, options) -> str:
-    close = difflib.get_close_matches(name, list(options), n=1)
-    return f"; did you mean '{close[0]}'?" if close else f" (one of: {', '.join(options)})"
+    return did_you_mean(name, options, otherwise=f" (one of: {', '.join(options)})")
 
 
 def check_bot(name: str) -> str:

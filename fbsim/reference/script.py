@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from fbsim.errors import ScriptError
+from fbsim.errors import ScriptError, did_you_mean
 from fbsim.game import layout as L
 from fbsim.game.rng import shuffle_in_place
 from fbsim.policies.scripted import ScriptedPolicy
@@ -56,10 +56,7 @@ def load_script(path: str | Path, base: Rules | None = None) -> dict[str, Any]:
 
 
 def _suggest(key, options):
-    import difflib
-
-    close = difflib.get_close_matches(key, sorted(options), n=1)
-    return f"; did you mean '{close[0]}'?" if close else ""
+    return did_you_mean(key, sorted(options))
 
 
 def prepare(doc: dict[str, Any], base: Rules | None = None):

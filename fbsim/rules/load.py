@@ -3,22 +3,20 @@ items, every key and value checked (one `ConfigError` naming the key) before any
 
 from __future__ import annotations
 
-import difflib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any, get_origin, get_type_hints
 
-from fbsim.errors import ConfigError
+from fbsim.errors import ConfigError, did_you_mean
 from fbsim.game import layout as L
 from fbsim.rules.schema import Asset, Rules, to_dict
 from fbsim.tomlfile import read_toml
 
 
 def _suggest(key: str, options) -> str:
-    close = difflib.get_close_matches(key, list(options), n=1, cutoff=0.5)
-    return f"; did you mean '{close[0]}'?" if close else ""
+    return did_you_mean(key, options, cutoff=0.5)
 
 
 def _merge(base: dict, over: Mapping, path: str, schema: Any, source: str) -> dict:

@@ -33,6 +33,7 @@ from fbsim.experiments.metrics.definitions import (
     metrics,
 )
 from fbsim.experiments.metrics.stats import Z95, wilson
+from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup
 from fbsim.rules import Rules
 
@@ -42,10 +43,12 @@ class Tally:
     (y_new, x_new, y_old, x_old)."""
 
     def __init__(self, players: int, rounds: int, paired: bool = False,
-                 bots: tuple[str, ...] | None = None):
+                 bots: tuple[str, ...] | None = None, metric_list: list[Metric] | None = None):
+        """`metric_list`: these metrics instead of every metric of the table size."""
         self.players, self.rounds, self.paired = players, rounds, paired
         self.bots = bot_rows(Lineup()) if bots is None else tuple(bots)
-        self.metrics: list[Metric] = metrics(players, self.bots)
+        self.metrics: list[Metric] = (metrics(players, self.bots) if metric_list is None
+                                      else list(metric_list))
         self.index = {m.key: k for k, m in enumerate(self.metrics)}
         w = 4 if paired else 2
         k = len(self.metrics)
@@ -174,7 +177,7 @@ class Tally:
     def half_widths(self) -> list[float]:
         """The Wilson half-width of each Agenda's win rate (for --ci-width)."""
         out = []
-        for a in ("steward", "opportunist", "accelerationist"):
+        for a in L.AGENDA_NAMES:
             _, lo, hi = wilson(self.total(f"win_{a}"), self.games)
             out.append((hi - lo) / 2)
         return out
@@ -184,7 +187,7 @@ class Tally:
         (normal approximation)."""
         n = max(1, self.games)
         worst = 0.0
-        for a in ("steward", "opportunist", "accelerationist"):
+        for a in L.AGENDA_NAMES:
             p = (self.total(f"win_{a}") + 0.5) / (n + 1)
             worst = max(worst, p * (1 - p))
         return int(math.ceil(Z95 ** 2 * worst / (width * width)))
@@ -210,8 +213,6 @@ class Tally:
 
     def counts(self, old: bool = False) -> dict:
         """The Dial histograms and seats dealt per Agenda (of the old rules when `old`)."""
-        from fbsim.game import layout as L
-
         return {"games": self.games,
                 "dial_hist": self.old_dial_hist if old else self.dial_hist,
                 "dial_round_hist": self.old_dial_round_hist if old else self.dial_round_hist,

@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fbsim.errors import ConfigError, FbsimError, UsageError
+from fbsim.errors import ConfigError, FbsimError, UsageError, did_you_mean
 from fbsim.game.lineup import Lineup, merge_bot_params, parse_lineup, split_seat_items
 from fbsim.rules import Rules, load_rules, nest, parse_set, rules_hash
 from fbsim.tomlfile import read_toml
@@ -221,13 +221,9 @@ def read_table_fields(doc: dict, s: Any, base_dir: Path | None) -> None:
 
 def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None = None
                    ) -> SweepSpec:
-    import difflib
-
     for key in doc:
         if key not in SPEC_KEYS:
-            close = difflib.get_close_matches(key, SPEC_KEYS, n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise SpecError(f"{where}: {key}: unknown key{hint}")
+            raise SpecError(f"{where}: {key}: unknown key{did_you_mean(key, SPEC_KEYS)}")
     s = SweepSpec()
     for key in ("games", "seed", "min_games", "max_games"):
         if key in doc:
