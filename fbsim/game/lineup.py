@@ -101,16 +101,14 @@ class Entry:
         from fbsim.policies import registry
 
         spec = registry()[check_bot(bot)]
-        given = dict(given or {})
-        values = {k: check_param(bot, k, v) for k, v in given.items()}
-        return cls(bot, tuple((p.name, values.get(p.name, float(p.default)))
-                              for p in spec.params))
+        values = {k: check_param(bot, k, v) for k, v in dict(given or {}).items()}
+        return cls(bot, tuple({**spec.defaults(), **values}.items()))
 
     def changed(self) -> dict[str, float]:
         """The parameters that differ from the bot's defaults."""
         from fbsim.policies import registry
 
-        defaults = {p.name: float(p.default) for p in registry()[self.bot].params}
+        defaults = registry()[self.bot].defaults()
         return {k: v for k, v in self.params if v != defaults.get(k)}
 
     def text(self, sep: str = ";") -> str:
@@ -124,10 +122,9 @@ class Entry:
         return Entry(self.bot, tuple((k, float(values.get(k, v))) for k, v in self.params))
 
     def vector(self) -> np.ndarray:
-        p = np.zeros(L.MAX_BOT_PARAMS, dtype=np.float64)
-        for i, (_, v) in enumerate(self.params):
-            p[i] = v
-        return p
+        from fbsim.policies import registry
+
+        return registry()[self.bot].param_vector(dict(self.params))
 
 
 def _entry(x: Entry | str) -> Entry:

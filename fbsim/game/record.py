@@ -158,5 +158,5 @@ def codes() -> dict[str, tuple[str, ...]]:
 
 def encode(field: Field, value):
     """The kernel's number for a reference record's value of `field` (names become codes;
-    the bot's id is the kernel's business, `fbsim.kernel.dispatch.bot_id`)."""
+    the `bot` field is the seat's lineup entry, `fbsim.game.lineup.Lineup.entry_index`)."""
     return field.codes.index(value) if field.codes else value

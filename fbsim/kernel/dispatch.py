@@ -25,9 +25,6 @@ def compiled_bots() -> tuple[str, ...]:
     return tuple(n for n, s in registry().items() if s.compiled)
 
 
-def bot_id(name: str) -> int:
-    return compiled_bots().index(name)
-
 
 def _source() -> str:
     names = compiled_bots()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
@@ -49,7 +49,12 @@ class BotSpec:
     cornered: Callable
     compiled: bool = True  # False: reference engine only (the scripted bot)
 
-    def param_vector(self, values: dict[str, float] | None = None) -> np.ndarray:
+    def defaults(self) -> dict[str, float]:
+        """Every parameter at its default, in the bot's order."""
+        return {p.name: float(p.default) for p in self.params}
+
+    def param_vector(self, values: Mapping[str, float] | None = None) -> np.ndarray:
+        """The vector `P` the bot's decisions read (defaults where `values` gives none)."""
         p = np.zeros(L.MAX_BOT_PARAMS, dtype=np.float64)
         for i, param in enumerate(self.params):
             v = param.default if values is None else values.get(param.name, param.default)

@@ -101,7 +101,12 @@ class Point:
 
     @property
     def label(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in self.values.items())
+        return coords_label(self.values)
+
+
+def coords_label(coords: dict[str, Any]) -> str:
+    """A point's coordinates as text: `players=4, masks=2`."""
+    return ", ".join(f"{k}={v}" for k, v in coords.items())
 
 
 # ----------------------------------------------------------------------------- values
@@ -302,7 +307,7 @@ def base_rules(spec: SweepSpec, bots: dict | None = None) -> Rules:
 def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules,
            base_bots: dict | None = None) -> Point:
     rules_items = {k: v for k, v in coords.items() if k not in ("lineup", "seat_bot")}
-    label = ", ".join(f"{k}={v}" for k, v in coords.items())
+    label = coords_label(coords)
     bots: dict = {}
     try:
         rules = load_rules(None, base=base, overrides=nest(rules_items),
@@ -371,7 +376,7 @@ def _default_value(base: Rules, key: str, base_bots: dict | None = None) -> Any:
 
         given = (base_bots or {}).get(parts[1], {})
         spec = registry().get(parts[1])
-        defaults = {p.name: float(p.default) for p in spec.params} if spec else {}
+        defaults = spec.defaults() if spec else {}
         return given.get(parts[2], defaults.get(parts[2]))
     cur: Any = to_dict(base)
     for part in key.split("."):
