@@ -542,7 +542,7 @@ def notes(rep: BalanceReport) -> str:
         "with 95% normal intervals (delta method).",
         "The Dial round by round counts a game that collapsed at its final Dial for the "
         "rounds it did not play; the quantiles come from exact per-round histograms "
-        "counted in the kernel.",
+        "counted from every game's record.",
         "Accusation accuracy is the share of cornered players (R-A3) who held the "
         "Accelerationist Agenda; the dashed line is what pointing at random would give.",
     ]
