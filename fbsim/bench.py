@@ -1,66 +1,108 @@
-"""`fbsim bench`: games per second, per table size, measured in one run, of
+"""`fbsim bench`: games per second of every path, per table size, measured in one run.
 
-- **runner**: the path every command plays through (`fbsim.experiments.run.runner`): the
-  kernel's records of each block of games reduced to every metric (`Tally`), on 1 thread and
-  on all threads;
-- **kernel**: the kernel alone, the same blocks of records with no metric reduction;
+Paths (`PATHS`):
+
+- **runner**: what every command plays through (`fbsim.experiments.run.runner.run_blocks`):
+  the kernel's fast build for the lineup, each block's records reduced to every metric
+  (`Tally`: the compiled measure and the integer moments);
+- **kernel**: the same fast build alone: records, no metrics;
+- **checked**: the generic checked build (every compiled bot, every decision checked), which
+  the tests compare the fast build with, game by game;
+- **floor**: the engine alone: the same games replayed from their recorded bot answers, so no
+  bot runs (the tape of each game is recorded first, untimed);
 - **reference**: the readable reference engine, one game at a time;
+- **openspiel**: OpenSpiel's C++ `goofspiel(num_cards=8,players=4)` played by uniform random
+  bots through `pyspiel.evaluate_bots`, when the `open-spiel` package is installed
+  (`pip install -e '.[bench]'`): an outside yardstick measured in the same run.
 
-plus the kernel's cold compile and warm start. Read the figures as ratios: the machine's
-other load moves the absolute numbers.
+Every path but `reference` and `openspiel` runs on one thread; the runner also on `threads`
+threads (its scaling). The paths are measured in turn, `repeats` times over, and each keeps its
+best time, so that the machine's other load disturbs the ratios as little as it can; read the
+figures as ratios. Also timed: the cold compile (an empty cache) and the warm start of
+`fbsim simulate`, each in a new process, and optionally the peak memory of a long run.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 
 import numba
+import numpy as np
 
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.runner import Arm, run_blocks
 from fbsim.game.lineup import Lineup
 from fbsim.reference.engine import play_game
-from fbsim.rules import Rules, load_rules
+from fbsim.rules import Rules, load_rules, rules_vector
 
 PATHS = {
-    "runner": "the runner: kernel records reduced to every metric (what commands run)",
-    "kernel": "the kernel alone: records, no metrics",
+    "runner": "the runner: fast build, records reduced to every metric (what commands run)",
+    "kernel": "the fast build alone: records, no metrics",
+    "checked": "the generic checked build: every bot compiled in, every decision checked",
+    "floor": "engine-only floor: the same games replayed from recorded answers, no bot runs",
     "reference": "the reference engine, one game at a time",
+    "openspiel": "OpenSpiel goofspiel(num_cards=8,players=4), uniform random bots (C++)",
 }
+OPENSPIEL_GAME = "goofspiel(num_cards=8,players=4)"
+TAPE_BLOCK = 8192
 
-_START_SNIPPET = """
-import time
+_START = """
+import sys, time
 t0 = time.perf_counter()
-from fbsim.rules import load_rules
-from fbsim.kernel import simulate
-simulate(load_rules(), n_games=1)
+from fbsim.experiments.run.simulate import simulate
+simulate(players=4, games=int(sys.argv[1]))
 print(time.perf_counter() - t0)
 """
 
 
-def time_to_first_game(cache_dir: str | None) -> float:
-    """Seconds from a fresh interpreter to its first kernel game (subprocess).
-
-    cache_dir=None uses the normal cache (warm start); a new empty folder forces a cold
-    compile of everything.
-    """
+def start_time(cache_dir: str | None, games: int = 1) -> float:
+    """Seconds from a fresh interpreter to the end of `fbsim.simulate` of `games` games at 4
+    players with the default lineup (the runner path: kernel build, metrics, tables), in a
+    subprocess. cache_dir=None: the normal cache (warm start); a new empty folder: a cold
+    compile of everything that path needs."""
     env = dict(os.environ)
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", _START_SNIPPET], env=env, check=True,
+    out = subprocess.run([sys.executable, "-c", _START, str(games)], env=env, check=True,
                          capture_output=True, text=True).stdout
     wall = time.perf_counter() - t0
-    return max(float(out.strip().splitlines()[-1]), 0.0) if out.strip() else wall
+    return wall if not out.strip() else max(wall, float(out.strip().splitlines()[-1]))
 
 
-def path_rate(path: str, rules: Rules, lineup: Lineup, games: int, threads: int,
-              seed: int = 1) -> float:
-    """Games per second of the runner (with metrics) or the kernel alone (records only)."""
+_RSS = """
+import resource, sys
+from fbsim.experiments.run.simulate import simulate
+simulate(players=int(sys.argv[2]), games=int(sys.argv[1]))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def peak_rss_mb(games: int, players: int = 4) -> float:
+    """Peak resident memory (MB) of a process that aggregates `games` games through the
+    runner (`fbsim.simulate`, every metric)."""
+    out = subprocess.run([sys.executable, "-c", _RSS, str(games), str(players)], check=True,
+                         capture_output=True, text=True).stdout
+    return int(out.strip().splitlines()[-1]) / 1024
+
+
+# ------------------------------------------------------------------ one measurement each
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def runner_seconds(rules: Rules, lineup: Lineup, games: int, threads: int,
+                   metrics: bool = True) -> float:
+    """Seconds of `games` games through the runner, counted (runner) or not (kernel)."""
     arm = Arm(rules, lineup)
     tally = Tally.for_rules(rules, lineup)
 
@@ -70,57 +112,218 @@ def path_rate(path: str, rules: Rules, lineup: Lineup, games: int, threads: int,
     def drop(first: int, recs: list[dict]) -> None:
         pass
 
-    consume = count if path == "runner" else drop
     prev = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        run_blocks([arm], seed, 0, min(games, 2000), consume)  # warm
-        t0 = time.perf_counter()
-        run_blocks([arm], seed, 0, games, consume)
-        return games / (time.perf_counter() - t0)
+        return _timed(lambda: run_blocks([arm], 1, 0, games, count if metrics else drop))
     finally:
         numba.set_num_threads(prev)
 
 
-def reference_rate(rules: Rules, lineup: Lineup, games: int, seed: int = 1) -> float:
-    play_game(rules, lineup, seed, 0)  # warm
-    t0 = time.perf_counter()
-    for i in range(games):
-        play_game(rules, lineup, seed, i)
-    return games / (time.perf_counter() - t0)
+def checked_seconds(rules: Rules, lineup: Lineup, games: int) -> float:
+    from fbsim.kernel import Records, simulate
+
+    out = Records(min(games, TAPE_BLOCK))
+
+    def go():
+        for lo in range(0, games, TAPE_BLOCK):
+            simulate(rules, lineup, 1, min(TAPE_BLOCK, games - lo), first_game=lo,
+                     checked=True, out=out, threads=1)
+    return _timed(go)
+
+
+def tape_length(rules: Rules) -> int:
+    """Enough tape for every answer of one game: per round, five numbers per commitment and
+    one per Fog request, Accusation and market answer (a purchase takes a card: at most the
+    deck per round), and one for a cornered player."""
+    deck = sum(a.count for a in rules.assets.values())
+    return 1 + rules.rounds * (rules.players * 8 + deck + 1)
+
+
+def floor_seconds(rules: Rules, lineup: Lineup, games: int) -> float:
+    """Seconds to replay `games` games from their recorded answers (recording untimed)."""
+    from fbsim.kernel import Records, bot_arrays
+    from fbsim.kernel.build import build_for
+
+    rec, rep = build_for(lineup, False, "record"), build_for(lineup, False, "replay")
+    R = rules_vector(rules)
+    P, by_agenda, seat_bot = bot_arrays(rules, lineup, rec)
+    block = min(games, TAPE_BLOCK)
+    tapes = np.zeros((block, tape_length(rules)), dtype=np.int64)
+    out = Records(block)
+    total = 0.0
+    for lo in range(0, games, block):
+        m = min(block, games - lo)
+        arrays, t = out.arrays(m), tapes[:m]
+        rec.run(R, P, by_agenda, seat_bot, 1, lo, m, m, arrays, t, threads=1)
+        t0 = time.perf_counter()
+        rep.run(R, P, by_agenda, seat_bot, 1, lo, m, m, arrays, t, threads=1)
+        total += time.perf_counter() - t0
+    return total
+
+
+def reference_seconds(rules: Rules, lineup: Lineup, games: int) -> float:
+    def go():
+        for i in range(games):
+            play_game(rules, lineup, 1, i)
+    return _timed(go)
+
+
+def openspiel_available() -> bool:
+    try:
+        import pyspiel  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def openspiel_seconds(games: int) -> float:
+    import pyspiel
+
+    game = pyspiel.load_game(OPENSPIEL_GAME)
+    players = game.num_players()
+    bots = [pyspiel.make_uniform_random_bot(p, 1234 + p) for p in range(players)]
+
+    def go():
+        for i in range(games):
+            pyspiel.evaluate_bots(game.new_initial_state(), bots, i)
+    return _timed(go)
+
+
+# ------------------------------------------------------------------ the run
 
 
 def run_bench(players=(3, 4, 5, 6), games: int = 200_000, ref_games: int = 300,
               base: Rules | None = None, lineup: Lineup | None = None,
-              compile_times: bool = True, echo=None) -> dict:
+              threads: int | None = None, repeats: int = 3, compile_times: bool = True,
+              openspiel_games: int = 20_000, rss_games: int | None = None,
+              echo=None) -> dict:
     lineup = lineup or Lineup()
-    all_threads = numba.config.NUMBA_NUM_THREADS
-    result: dict = {"threads": all_threads, "games": games, "ref_games": ref_games,
-                    "lineup": lineup.describe(), "paths": PATHS, "players": {}}
+    threads = threads or numba.config.NUMBA_NUM_THREADS
+    with_os = openspiel_available()
+    result: dict = {"threads": threads, "games": games, "ref_games": ref_games,
+                    "openspiel_games": openspiel_games if with_os else 0,
+                    "repeats": repeats, "lineup": lineup.describe(), "machine": machine(),
+                    "paths": {k: v for k, v in PATHS.items() if with_os or k != "openspiel"},
+                    "players": {}}
+    if not with_os and echo:
+        echo("open-spiel is not installed (pip install -e '.[bench]'): no OpenSpiel figures")
     if compile_times:
         with tempfile.TemporaryDirectory() as d:
             if echo:
-                echo("timing a cold compile (fresh cache, a minute or so) ...")
-            result["cold_start_s"] = time_to_first_game(d)
-        time_to_first_game(None)  # fills the normal cache if this is its first use
-        result["warm_start_s"] = time_to_first_game(None)
+                echo("timing a cold compile (an empty cache: a minute or so) ...")
+            result["cold_start_s"] = start_time(d)
+        start_time(None)  # fills the normal cache if this is its first use
+        result["warm_start_s"] = start_time(None, 1000)
+    if rss_games:
+        if echo:
+            echo(f"peak memory of {rss_games:,} games ...")
+        result["rss_games"] = rss_games
+        result["rss_mb"] = peak_rss_mb(rss_games)
     for n in players:
         rules = load_rules(base=base, players=n)
         if echo:
-            echo(f"{n} players ...")
-        row = {}
-        for path in ("runner", "kernel"):
-            row[f"{path}_1_thread"] = path_rate(path, rules, lineup, games, 1)
-            row[f"{path}_all_threads"] = path_rate(path, rules, lineup, games, all_threads)
-        row["reference"] = reference_rate(rules, lineup, ref_games)
-        row["us_per_game"] = {"runner": 1e6 / row["runner_1_thread"],
-                              "kernel": 1e6 / row["kernel_1_thread"],
-                              "reference": 1e6 / row["reference"]}
-        row["scaling"] = row["runner_all_threads"] / row["runner_1_thread"]
-        row["runner_vs_kernel"] = row["runner_1_thread"] / row["kernel_1_thread"]
-        row["runner_vs_reference"] = row["runner_1_thread"] / row["reference"]
-        result["players"][n] = row
+            echo(f"{n} players: compiling and warming every path ...")
+        work = {
+            "runner": lambda r=rules: runner_seconds(r, lineup, games, 1),
+            f"runner_{threads}": lambda r=rules: runner_seconds(r, lineup, games, threads),
+            "kernel": lambda r=rules: runner_seconds(r, lineup, games, 1, metrics=False),
+            "checked": lambda r=rules: checked_seconds(r, lineup, games),
+            "floor": lambda r=rules: floor_seconds(r, lineup, games),
+            "reference": lambda r=rules: reference_seconds(r, lineup, ref_games),
+        }
+        count = {k: games for k in work}
+        count["reference"] = ref_games
+        if with_os:
+            work["openspiel"] = lambda: openspiel_seconds(openspiel_games)
+            count["openspiel"] = openspiel_games
+        warm = {k: max(1, c // 100) for k, c in count.items()}
+        for k in work:  # compile and warm each path (not timed)
+            _warm(k, rules, lineup, warm[k], threads)
+        best = {k: float("inf") for k in work}
+        for i in range(repeats):
+            if echo:
+                echo(f"{n} players: measuring, round {i + 1} of {repeats} ...")
+            for k, fn in work.items():
+                best[k] = min(best[k], fn())
+        result["players"][n] = summarise(best, count, threads)
     return result
+
+
+def _warm(path: str, rules: Rules, lineup: Lineup, m: int, threads: int) -> None:
+    if path == "reference":
+        reference_seconds(rules, lineup, 1)
+    elif path == "openspiel":
+        openspiel_seconds(10)
+    elif path == "checked":
+        checked_seconds(rules, lineup, m)
+    elif path == "floor":
+        floor_seconds(rules, lineup, m)
+    else:
+        runner_seconds(rules, lineup, m, threads if path.startswith("runner_") else 1,
+                       metrics=path.startswith("runner"))
+
+
+def summarise(best: dict[str, float], count: dict[str, int], threads: int) -> dict:
+    us = {k: 1e6 * best[k] / count[k] for k in best}
+    row: dict = {"us_per_game": {k: v for k, v in us.items() if k != f"runner_{threads}"},
+                 "games_per_s": {k: 1e6 / v for k, v in us.items()
+                                 if k != f"runner_{threads}"}}
+    row["runner_threads_games_per_s"] = 1e6 / us[f"runner_{threads}"]
+    row["scaling"] = us["runner"] / us[f"runner_{threads}"]
+    row["vs_floor"] = {k: us[k] / us["floor"] for k in row["us_per_game"]}
+    if "openspiel" in us:
+        row["vs_openspiel"] = {k: us["openspiel"] / us[k] for k in row["us_per_game"]}
+    return row
+
+
+def machine() -> dict:
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(mem, 1),
+            "python": sys.version.split()[0], "numba": numba.__version__,
+            "numpy": np.__version__, "max_rss_mb_self": resource.getrusage(
+                resource.RUSAGE_SELF).ru_maxrss // 1024}
+
+
+def format_bench(res: dict) -> str:
+    th = res["threads"]
+    m = res["machine"]
+    lines = [f"fbsim bench: {res['games']:,} games per measurement ({res['ref_games']} for the "
+             f"reference engine), best of {res['repeats']}; lineup {res['lineup']}",
+             f"machine: {m['cpu'] or 'unknown CPU'}, {m['cores']} cores, {m['memory_gib']} GiB; "
+             f"Python {m['python']}, numba {m['numba']}"]
+    for name, what in res["paths"].items():
+        lines.append(f"  {name:<9} {what}")
+    if "cold_start_s" in res:
+        lines.append(f"  cold compile of the runner path (empty cache): {res['cold_start_s']:.1f}"
+                     f" s; warm start of fbsim.simulate (1000 games): {res['warm_start_s']:.1f} s")
+    if "rss_mb" in res:
+        lines.append(f"  peak memory aggregating {res['rss_games']:,} games: "
+                     f"{res['rss_mb']:.0f} MB")
+    os_on = "openspiel" in res["paths"]
+    head = (f"  {'players':>7} {'path':<9} {'us/game':>8} {'games/s':>11} {'x floor':>8}"
+            + (f" {'x OpenSpiel':>11}" if os_on else ""))
+    lines.append(head)
+    for n, r in res["players"].items():
+        for path, us in r["us_per_game"].items():
+            line = (f"  {n:>7} {path:<9} {us:>8.2f} {r['games_per_s'][path]:>11,.0f} "
+                    f"{r['vs_floor'][path]:>8.2f}")
+            if os_on:
+                line += f" {r['vs_openspiel'][path]:>11.2f}"
+            lines.append(line)
+        lines.append(f"  {'':>7} runner on {th} threads: {r['runner_threads_games_per_s']:,.0f}"
+                     f" games/s, {r['scaling']:.2f}x one thread")
+    lines.append("  x floor: time per game over the floor's; x OpenSpiel: OpenSpiel's time per "
+                 "game over the path's (above 1: faster than OpenSpiel)")
+    return "\n".join(lines)
 
 
 def sweep_rates(players, games: int, workers: int, scheduler: str | None = None,
@@ -173,27 +376,4 @@ def format_sweep_rates(res: dict) -> str:
         same = "yes" if r["same_tables"] else "NO"
         lines.append(f"  {n:>7} {r['in_process']:>10,.0f}/s {r['cluster']:>10,.0f}/s "
                      f"{r['ratio']:>6.2f}x {r['tasks']:>6} {same:>12}")
-    return "\n".join(lines)
-
-
-def format_bench(res: dict) -> str:
-    th = res["threads"]
-    lines = [f"fbsim bench: {res['games']:,} games per runner and kernel measurement, "
-             f"{res['ref_games']} reference games; lineup {res['lineup']}"]
-    for name, what in res["paths"].items():
-        lines.append(f"  {name:<9} {what}")
-    if "cold_start_s" in res:
-        lines.append(f"  cold compile (empty cache) to first game: {res['cold_start_s']:.1f} s;"
-                     f" warm start (cached): {res['warm_start_s']:.1f} s")
-    lines.append(f"  {'players':>7} {'path':<9} {'us/game':>8} {'1 thread':>12} "
-                 f"{str(th) + ' threads':>12} {'scaling':>8}")
-    for n, r in res["players"].items():
-        for path in ("runner", "kernel"):
-            one, many = r[f"{path}_1_thread"], r[f"{path}_all_threads"]
-            lines.append(f"  {n:>7} {path:<9} {1e6 / one:>8.2f} {one:>10,.0f}/s "
-                         f"{many:>10,.0f}/s {many / one:>7.2f}x")
-        lines.append(f"  {n:>7} {'reference':<9} {1e6 / r['reference']:>8.1f} "
-                     f"{r['reference']:>10,.0f}/s")
-        lines.append(f"  {'':>7} runner/kernel {r['runner_vs_kernel']:.2f}, runner/reference "
-                     f"{r['runner_vs_reference']:,.0f}x")
     return "\n".join(lines)

@@ -155,20 +155,39 @@ def replay_cmd(
         typer.echo(narrate(rec, rules, title), nl=False)
 
 
-@app.command("bench", help="Measure games per second of the runner (the path every command "
-             "plays through: kernel records reduced to every metric), of the kernel alone and "
-             "of the reference engine, on 1 thread and on all threads.\n\nThe figures are "
-             "measured in one run, so read them as ratios; the machine's other load moves "
-             "the absolute numbers.")
+@app.command("bench", help="Measure games per second of every path at each table size, in "
+             "one run: the runner (the path every command plays through: the lineup's fast "
+             "kernel build, records reduced to every metric), the kernel alone, the checked "
+             "build, the engine-only floor (the same games replayed from recorded answers), "
+             "the reference engine and, when the open-spiel package is installed (pip install "
+             "-e '.[bench]'), OpenSpiel's C++ goofspiel with 4 players and random bots.\n\n"
+             "Each path is measured --repeats times in turn and keeps its best, on one thread "
+             "(the runner also on --threads); read the figures as ratios: the machine's other "
+             "load moves the absolute numbers. Also times a cold compile and a warm start.")
 def bench_cmd(
     players: Annotated[str, typer.Option(help="Table sizes to measure, e.g. 3..6 or 4.")
                        ] = "3..6",
-    games: Annotated[int, typer.Option(help="Runner and kernel games per measurement.", min=1)
-                     ] = 200_000,
+    games: Annotated[str, typer.Option(help="Games per measurement of the runner, kernel, "
+                                            "checked and floor paths.")] = "200000",
     ref_games: Annotated[int, typer.Option(help="Reference-engine games per measurement.",
                                            min=1)] = 300,
+    openspiel_games: Annotated[int, typer.Option(
+        help="OpenSpiel games per measurement.", min=1)] = 20_000,
+    lineup: Annotated[str | None, typer.Option(
+        help="Bots by Agenda (as in fbsim simulate), or a lineup file FILE.toml. Default: "
+             "steward, opportunist, fog-grabber.")] = None,
+    seat: Annotated[list[str] | None, typer.Option(
+        help="Override one seat's bot: SEAT=BOT[:PARAM=VALUE,...]. Repeatable.",
+        metavar="SEAT=BOT")] = None,
+    threads: Annotated[int | None, typer.Option(
+        help="Threads of the runner's second measurement (default: all).", min=1)] = None,
+    repeats: Annotated[int, typer.Option(help="Measurements per path; each keeps its best.",
+                                         min=1)] = 3,
     compile_times: Annotated[bool, typer.Option(
         "--compile/--no-compile", help="Also time a cold compile and a warm start.")] = True,
+    rss_games: Annotated[str | None, typer.Option(
+        help="Also measure the peak memory of a process aggregating this many games "
+             "(4 players), e.g. 1e8.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")
                        ] = False,
     workers: Annotated[int | None, typer.Option(
@@ -179,20 +198,31 @@ def bench_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
+    import numba
+
     from fbsim.bench import format_bench, format_sweep_rates, run_bench, sweep_rates
+    from fbsim.game.lineup import parse_lineup
 
     base = _rules(rules_file, set_)
     sizes = [n for n in _players_range(players) if n is not None]
     for n in sizes:
         if not 3 <= n <= 6:
             raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
+    n_games = _games(games)
+    if threads is not None and threads > numba.config.NUMBA_NUM_THREADS:
+        raise UsageError(f"--threads: at most {numba.config.NUMBA_NUM_THREADS} on this "
+                         f"machine, got {threads}")
+    lu = parse_lineup(lineup, seat or [], min(sizes) if sizes else None)
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
     if workers or scheduler:
-        res = sweep_rates(sizes, games, workers or 0, scheduler,
+        res = sweep_rates(sizes, n_games, workers or 0, scheduler,
                           None if rules_file is None else str(rules_file), set_ or [], echo)
         typer.echo(json.dumps(res, indent=1) if as_json else format_sweep_rates(res))
         return
-    res = run_bench(sizes, games, ref_games, base, compile_times=compile_times, echo=echo)
+    res = run_bench(sizes, n_games, ref_games, base, lu, threads=threads, repeats=repeats,
+                    compile_times=compile_times, openspiel_games=openspiel_games,
+                    rss_games=None if rss_games is None else _games(rss_games, "--rss-games"),
+                    echo=echo)
     typer.echo(json.dumps(res, indent=1) if as_json else format_bench(res))
 
 

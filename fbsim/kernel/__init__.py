@@ -16,15 +16,16 @@ from fbsim.game.lineup import Lineup
 from fbsim.kernel.layout import ERR_RULES, G_COLUMNS, G_ERROR, KERNEL_VERSION
 from fbsim.rules import Rules, rules_vector
 
-__all__ = ["simulate", "KERNEL_VERSION"]
+__all__ = ["simulate", "Records", "KERNEL_VERSION"]
 
 
-def bot_arrays(rules: Rules, lineup: Lineup):
+def bot_arrays(rules: Rules, lineup: Lineup, build=None):
     """P: one parameter row per lineup entry (`Lineup.entries()`: the Agendas', then one per
-    seat override); the bots (dispatch ids) of the Agendas and of the seat overrides."""
-    from fbsim.kernel.dispatch import compiled_bots
+    seat override); the bots (ids in `build`, default the generic build) of the Agendas and
+    of the seat overrides."""
+    from fbsim.kernel.build import kernel_build
 
-    names = compiled_bots()
+    names = (build or kernel_build(checked=True)).bots
     P = lineup.param_matrix()
 
     def bid(name: str) -> int:
@@ -44,7 +45,9 @@ def bot_arrays(rules: Rules, lineup: Lineup):
 
 
 def simulate(rules: Rules, lineup: Lineup | None = None, seed: int = 0, n_games: int = 1000,
-             first_game: int = 0, records: bool = True, chunk: int = 256) -> dict:
+             first_game: int = 0, records: bool = True, chunk: int | None = None,
+             checked: bool | None = None, out: Records | None = None,
+             threads: int | None = None) -> dict:
     """Play games first_game .. first_game + n_games - 1; their records.
 
     One int64 array per record field (`fbsim.game.record`), after `game` (the game indices):
@@ -54,8 +57,15 @@ def simulate(rules: Rules, lineup: Lineup | None = None, seed: int = 0, n_games:
     finished game's final Dial after its end. The kernel only plays: counting is the metrics'
     (`fbsim.experiments.metrics`), and long runs go block by block through the runner
     (`fbsim.experiments.run.runner.run_blocks`), so `records=False` is refused. The result
-    of every game depends only on (rules, lineup, seed, game index).
+    of every game depends only on (rules, lineup, seed, game index), never on `chunk`,
+    `threads` or the build.
+
+    checked: play the checked build (every bot decision checked against the rules; default:
+    the fast build, or checked when FBSIM_CHECKED=1; `fbsim.kernel.build`). out: arrays to
+    reuse (`Records`, at least n_games rows); the result's arrays are then views into them.
     """
+    from fbsim.kernel.build import build_for
+
     lineup = lineup or Lineup()
     if not records:
         raise UsageError("the kernel returns records only; count them with the metrics "
@@ -63,10 +73,48 @@ def simulate(rules: Rules, lineup: Lineup | None = None, seed: int = 0, n_games:
                          "fbsim.experiments.run.runner.run_blocks")
     if n_games < 0 or first_game < 0 or seed < 0:
         raise UsageError("n_games, first_game and seed must be >= 0")
+    build = build_for(lineup, checked)
     R = rules_vector(rules)
-    P, by_agenda, seat_bot = bot_arrays(rules, lineup)
-    return _records(rules, R, P, by_agenda, seat_bot, seed, first_game, n_games,
-                    max(1, int(chunk)))
+    P, by_agenda, seat_bot = bot_arrays(rules, lineup, build)
+    if out is None or out.capacity < n_games:
+        out = Records(n_games)
+    arrays = out.arrays(n_games)
+    build.run(R, P, by_agenda, seat_bot, seed, first_game, n_games,
+              chunk_size(n_games, chunk), arrays, threads=threads)
+    return columns(rules, arrays, first_game, n_games)
+
+
+def chunk_size(n_games: int, chunk: int | None) -> int:
+    """Games per chunk (a thread's share at a time): given, or enough chunks to keep every
+    thread busy without a per-call cost that shows."""
+    if chunk is not None:
+        return max(1, int(chunk))
+    import numba
+
+    return max(256, min(4096, -(-n_games // (4 * numba.get_num_threads()))))
+
+
+class Records:
+    """The kernel's output arrays for up to `capacity` games, reusable block after block (one
+    array per shape of the record, `fbsim.kernel.layout`)."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self.G = np.empty((capacity, G_COLUMNS), dtype=np.int64)
+        self.SE = np.empty((capacity, len(GR.SEAT_FIELDS), L.MAX_PLAYERS), dtype=np.int64)
+        self.AS = np.empty((capacity, len(GR.SEAT_KIND_FIELDS), L.MAX_PLAYERS, L.MAX_KINDS),
+                           dtype=np.int64)
+        self.DR = np.empty((capacity, len(GR.ROUND_FIELDS), L.MAX_ROUNDS), dtype=np.int64)
+
+    def arrays(self, n: int) -> tuple:
+        return self.G[:n], self.SE[:n], self.AS[:n], self.DR[:n]
+
+
+class Columns(dict):
+    """The record's columns by field name; `kernel_arrays` holds the kernel's arrays they are
+    views of (G, SE, AS, DR), which the metrics read in place."""
+
+    kernel_arrays: tuple
 
 
 def _illegal(first_game: int, j: int, e: int) -> FbsimError:
@@ -75,23 +123,16 @@ def _illegal(first_game: int, j: int, e: int) -> FbsimError:
                       f"({ERR_RULES[code]}); replay it: fbsim replay --game {first_game + j}")
 
 
-def _records(rules, R, P, by_agenda, seat_bot, seed, first_game, n_games, chunk):
-    from fbsim.kernel.engine import run_games
-
-    G = np.zeros((n_games, G_COLUMNS), dtype=np.int64)
-    SE = np.zeros((n_games, len(GR.SEAT_FIELDS), L.MAX_PLAYERS), dtype=np.int64)
-    AS = np.zeros((n_games, len(GR.SEAT_KIND_FIELDS), L.MAX_PLAYERS, L.MAX_KINDS),
-                  dtype=np.int64)
-    DR = np.zeros((n_games, len(GR.ROUND_FIELDS), L.MAX_ROUNDS), dtype=np.int64)
-    run_games(R, P, by_agenda, seat_bot, np.int64(seed), np.int64(first_game),
-              np.int64(n_games), np.int64(chunk), G, SE, AS, DR)
+def columns(rules: Rules, arrays: tuple, first_game: int, n_games: int) -> dict:
+    """The record's columns (views into the kernel's arrays), or the first illegal decision."""
+    G, SE, AS, DR = arrays
     errors = G[:, G_ERROR]
     bad = np.flatnonzero(errors)
     if bad.size:
         raise _illegal(first_game, int(bad[0]), int(errors[bad[0]]))
     n, kinds, rounds = rules.players, len(rules.assets), rules.rounds
-    out: dict[str, np.ndarray] = {GR.INDEX.name: np.arange(first_game, first_game + n_games,
-                                                           dtype=np.int64)}
+    out = Columns({GR.INDEX.name: np.arange(first_game, first_game + n_games, dtype=np.int64)})
+    out.kernel_arrays = arrays
     for i, f in enumerate(GR.GAME_FIELDS):
         out[f] = G[:, i]
     for i, f in enumerate(GR.SEAT_FIELDS):

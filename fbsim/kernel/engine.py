@@ -9,7 +9,7 @@ allocated inside the per-game loop.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from fbsim.game import layout as L
 from fbsim.game.legal import commit_is_legal
@@ -45,7 +45,6 @@ from fbsim.game.record import (
     SK_ASSETS,
 )
 from fbsim.game.rng import shuffle_in_place
-from fbsim.kernel import dispatch
 from fbsim.kernel.layout import (
     ERR_ACCUSE,
     ERR_COMMIT,
@@ -94,6 +93,16 @@ from fbsim.kernel.layout import (
     S_WORKS_T,
 )
 
+# The build: which bots answer the decisions and whether decisions are checked. Imported as
+# it is, this module is the *generic checked* build (every compiled bot, every decision checked
+# against the rules); `fbsim.kernel.build` writes specialised copies of this file with these
+# lines replaced (a lineup's bots only, checks off, or decisions recorded to / replayed from a
+# tape), so that numba compiles and caches each build on its own.
+# build:begin
+CHECKED = True  # legality asserts: R-C1..R-C3, R-V5, R-V6, R-A1, R-A4
+from fbsim.kernel import dispatch  # noqa: E402, I001  the bots' decisions, by bot id
+# build:end
+
 # the step functions never allocate (see fbsim.game.jit.shared): no reference counting
 jit = njit(cache=True, nogil=True, _nrt=False)
 
@@ -110,6 +119,27 @@ def fail(S, code, r, s):
     if S[S_ERROR] == 0:
         S[S_ERROR] = code * 1000 + r * 10 + s
     S[S_OVER] = 1
+
+
+@jit
+def seat_at(first, i, n):
+    """The seat `i` places clockwise from seat `first` (0 <= first < n, 0 <= i < n), without
+    a division."""
+    s = first + i
+    return s - n if s >= n else s
+
+
+@jit
+def can_buy_any(R, V, S, s, labour):
+    """R-V6: seat s has the free WORKS and the Capital for some card in the market."""
+    if S[S_FREE_WORKS + s] < labour:
+        return False
+    cap = S[S_CAPITAL + s]
+    for i in range(R[L.R_MARKET_SIZE]):
+        kind = V[L.V_MARKET + i]
+        if kind >= 0 and afield(R, kind, L.A_PRICE) <= cap:
+            return True
+    return False
 
 
 @jit
@@ -192,7 +222,7 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
         S[S_ENTRY + s] = L.N_AGENDAS + s if seat_bot[s] >= 0 else a
         S[S_MASKS + s] = R[L.R_MASKS]
     for place in range(n):
-        s = (first + place) % n
+        s = seat_at(first, place, n)
         S[S_CAPITAL + s] = R[L.R_CAPITAL] + place * R[L.R_STAGGER]  # R-S2, R-S3
 
 
@@ -253,13 +283,14 @@ def burn_pay(R, S, s):
 
 
 @jit
-def commit(R, P, V, S, n, r, seed, game):
+def commit(R, P, V, S, n, r, seed, game, T):
     """R-C1..R-C4: the public view does not change while commitments are made."""
     for s in range(n):
         write_private(V, S, s, L.DP_COMMIT)
         bot = S[S_BOT + s]
-        works, cool, burn, mc, mb = dispatch.commit(bot, R, V, P[S[S_ENTRY + s]], seed, game)
-        if not commit_is_legal(R, V, works, cool, burn, mc, mb):
+        works, cool, burn, mc, mb = dispatch.commit(bot, R, V, P[S[S_ENTRY + s]], seed, game,
+                                                   T)
+        if CHECKED and not commit_is_legal(R, V, works, cool, burn, mc, mb):
             fail(S, ERR_COMMIT, r, s)
             return
         S[S_WORKS + s] = works
@@ -329,19 +360,19 @@ def pay_burns_and_cools(R, V, S, n):
 
 
 @jit
-def fog_claims(R, P, V, S, n, r, seed, game):
+def fog_claims(R, P, V, S, n, r, seed, game, T):
     """R-V5 + D5 + D6."""
     for s in range(n):
         write_private(V, S, s, L.DP_FOG)
         bot = S[S_BOT + s]
-        req = dispatch.fog_request(bot, R, V, P[S[S_ENTRY + s]], seed, game)
-        if req < 0:
+        req = dispatch.fog_request(bot, R, V, P[S[S_ENTRY + s]], seed, game, T)
+        if CHECKED and req < 0:
             fail(S, ERR_FOG, r, s)
             return
         S[S_REQUEST + s] = req
     first = V[L.V_FIRST_PLAYER]
     for i in range(n):
-        s = (first + i) % n
+        s = seat_at(first, i, n)
         req = S[S_REQUEST + s]
         pot = V[L.V_POT]
         got = req if req < pot else pot
@@ -356,24 +387,29 @@ def fog_claims(R, P, V, S, n, r, seed, game):
 
 
 @jit
-def market_turns(R, P, V, S, n, r, seed, game, deck):
+def market_turns(R, P, V, S, n, r, seed, game, deck, T):
     """R-V6."""
     labour = R[L.R_PURCHASE_LABOUR]
     first = V[L.V_FIRST_PLAYER]
     for i in range(n):
-        s = (first + i) % n
+        s = seat_at(first, i, n)
         bot = S[S_BOT + s]
         while True:
+            # an unchecked build does not ask a seat that can buy nothing: its only legal
+            # answer is -1 (a checked build asks, and checks the answer)
+            if not CHECKED and not can_buy_any(R, V, S, s, labour):
+                break
             write_private(V, S, s, L.DP_MARKET)
-            slot = dispatch.market(bot, R, V, P[S[S_ENTRY + s]], seed, game)
+            slot = dispatch.market(bot, R, V, P[S[S_ENTRY + s]], seed, game, T)
             if slot == -1:
                 break
-            if slot < 0 or slot >= R[L.R_MARKET_SIZE] or V[L.V_MARKET + slot] < 0:
+            if CHECKED and (slot < 0 or slot >= R[L.R_MARKET_SIZE]
+                            or V[L.V_MARKET + slot] < 0):
                 fail(S, ERR_MARKET, r, s)
                 return
             kind = V[L.V_MARKET + slot]
             price = afield(R, kind, L.A_PRICE)
-            if S[S_FREE_WORKS + s] < labour or S[S_CAPITAL + s] < price:
+            if CHECKED and (S[S_FREE_WORKS + s] < labour or S[S_CAPITAL + s] < price):
                 fail(S, ERR_MARKET, r, s)
                 return
             S[S_FREE_WORKS + s] -= labour
@@ -412,15 +448,15 @@ def point_weight(R, V, s):
 
 
 @jit
-def accusation(R, P, V, S, n, r, seed, game):
+def accusation(R, P, V, S, n, r, seed, game, T):
     """R-A1..R-A5."""
     for s in range(n):
         write_private(V, S, s, L.DP_ACCUSE)
         for t in range(n):
             V[L.V_ELIGIBLE + t] = 1 if (t != s and not is_rev_accel(S, t)) else 0
         bot = S[S_BOT + s]
-        t = dispatch.accuse(bot, R, V, P[S[S_ENTRY + s]], seed, game)
-        if t != -1 and (t < 0 or t >= n or V[L.V_ELIGIBLE + t] == 0):
+        t = dispatch.accuse(bot, R, V, P[S[S_ENTRY + s]], seed, game, T)
+        if CHECKED and t != -1 and (t < 0 or t >= n or V[L.V_ELIGIBLE + t] == 0):
             fail(S, ERR_ACCUSE, r, s)
             return
         S[S_REQUEST + s] = t
@@ -457,10 +493,10 @@ def accusation(R, P, V, S, n, r, seed, game):
         V[L.V_ACCUSERS] = S[S_ACCUSERS + c]
         V[L.V_CORNER_COST] = cost
         bot = S[S_BOT + c]
-        choice = dispatch.cornered(bot, R, V, P[S[S_ENTRY + c]], seed, game)
+        choice = dispatch.cornered(bot, R, V, P[S[S_ENTRY + c]], seed, game, T)
         V[L.V_ACCUSERS] = 0
         V[L.V_CORNER_COST] = 0
-        if choice != 0 and choice != 1:
+        if CHECKED and choice != 0 and choice != 1:
             fail(S, ERR_CORNERED, r, c)
             return
     if choice == 1:
@@ -481,7 +517,7 @@ def end_round(V, S, n):
         S[S_COMMITTED + s] = 0
         S[S_FOG_IN_ROUND + s] = 0
         S[S_BOUGHT + s] = 0
-    V[L.V_FIRST_PLAYER] = (V[L.V_FIRST_PLAYER] + 1) % n
+    V[L.V_FIRST_PLAYER] = seat_at(V[L.V_FIRST_PLAYER], 1, n)
 
 
 # --------------------------------------------------------------------------- scoring
@@ -517,7 +553,7 @@ def score(R, V, S, n):
         best_cap = -1
         best_bunk = -1
         for i in range(n):
-            s = (start + i) % n
+            s = seat_at(start, i, n)
             cap = S[S_CAPITAL + s]
             if S[S_AGENDA + s] != L.ACCELERATIONIST or cap < R[L.R_COLLAPSE_MIN_CAPITAL]:
                 continue
@@ -547,7 +583,7 @@ def score(R, V, S, n):
         best_leg = 0
         best_cool = 0
         for i in range(n):
-            s = (start + i) % n
+            s = seat_at(start, i, n)
             leg = S[S_LEGACY + s]
             cool = S[S_COOL_OPEN_T + s] + S[S_COOL_MASKED_T + s]
             if winner < 0 or leg > best_leg or (leg == best_leg and cool > best_cool):
@@ -576,31 +612,31 @@ N_ROUND_STEPS = len(ROUND_STEPS)
 
 
 @jit
-def round_step(k, R, P, V, S, n, r, seed, game, deck):
+def round_step(k, R, P, V, S, n, r, seed, game, deck, T):
     """Step k of ROUND_STEPS in round r."""
     if k == STEP_WORLD:
         world_turn(R, V, S, n, r)
     elif k == STEP_COMMIT:
-        commit(R, P, V, S, n, r, seed, game)
+        commit(R, P, V, S, n, r, seed, game, T)
     elif k == STEP_REVEAL:
         reveal(R, V, S, n)
     elif k == STEP_PAYMENTS:
         pay_burns_and_cools(R, V, S, n)
     elif k == STEP_FOG:
-        fog_claims(R, P, V, S, n, r, seed, game)
+        fog_claims(R, P, V, S, n, r, seed, game, T)
     elif k == STEP_MARKET:
-        market_turns(R, P, V, S, n, r, seed, game, deck)
+        market_turns(R, P, V, S, n, r, seed, game, deck, T)
     elif k == STEP_ACCUSATION:
         if R[L.R_ACCUSE_AFTER + r - 1] == 1:
-            accusation(R, P, V, S, n, r, seed, game)
+            accusation(R, P, V, S, n, r, seed, game, T)
 
 
 @jit
-def play_round(R, P, V, S, n, r, seed, game, deck):
+def play_round(R, P, V, S, n, r, seed, game, deck, T):
     """One round's play: the steps of ROUND_STEPS in order, until one ends the game."""
     V[L.V_ROUND] = r
     for k in range(N_ROUND_STEPS):
-        round_step(k, R, P, V, S, n, r, seed, game, deck)
+        round_step(k, R, P, V, S, n, r, seed, game, deck, T)
         if S[S_OVER] == 1:
             return
 
@@ -614,14 +650,14 @@ def close_round(R, V, S, n, r):
 
 
 @jit
-def play_game(R, P, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
+def play_game(R, P, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck, T):
     """Every round (R-S6, R-E1) until the game ends, then the score (R-E3, R-E4)."""
     setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck)
     n = S[S_N]
     rounds = R[L.R_ROUNDS]
     r = 0
     for r in range(1, rounds + 1):
-        play_round(R, P, V, S, n, r, seed, game, deck)
+        play_round(R, P, V, S, n, r, seed, game, deck, T)
         if S[S_OVER] == 1:
             break
         close_round(R, V, S, n, r)
@@ -688,25 +724,23 @@ def scratch_sizes(R):
     return max(deck_total, L.MAX_MARKET), agenda_total
 
 
-@njit(cache=True, parallel=True)
-def run_games(R, P, bot_of_agenda, seat_bot, seed, first_game, n_games, chunk, G, SE, AS,
-              DR):
-    """Play games first_game .. first_game + n_games - 1, chunks of games in parallel.
-
-    Game j's record goes to row j of G, SE, AS and DR (`write_record`). Each chunk allocates
-    its state once; every game's result depends only on (rules, lineup, seed, game index),
-    never on the chunking or the thread count.
-    """
+@njit(cache=True, nogil=True)
+def run_chunk(R, P, bot_of_agenda, seat_bot, seed, first_game, lo, hi, G, SE, AS, DR, TAPES):
+    """Play games first_game + lo .. first_game + hi - 1; game j's record goes to row j of G,
+    SE, AS and DR (`write_record`). The chunk allocates its state once; every game's result
+    depends only on (rules, lineup, seed, game index), never on the chunking or the threads
+    (`fbsim.kernel.build.Build.run` runs chunks on a pool of threads; this never takes the
+    GIL). TAPES: one row per game, the decisions' tape of a recording or replaying build
+    (`fbsim.kernel.build`); a playing build is given one row that it never reads."""
     deck_total, agenda_total = scratch_sizes(R)
-    n_chunks = (n_games + chunk - 1) // chunk
-    for c in prange(n_chunks):
-        V = np.zeros(L.V_SIZE, dtype=np.int64)
-        S = np.zeros(S_SIZE, dtype=np.int64)
-        deck = np.zeros(deck_total, dtype=np.int64)
-        agenda_deck = np.zeros(agenda_total, dtype=np.int64)
-        lo = c * chunk
-        hi = min(lo + chunk, n_games)
-        for j in range(lo, hi):
-            r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, V, S, deck,
-                          agenda_deck)
-            write_record(j, r, R, V, S, G, SE, AS, DR)
+    V = np.zeros(L.V_SIZE, dtype=np.int64)
+    S = np.zeros(S_SIZE, dtype=np.int64)
+    deck = np.zeros(deck_total, dtype=np.int64)
+    agenda_deck = np.zeros(agenda_total, dtype=np.int64)
+    per_game = TAPES.shape[0] == G.shape[0]
+    for j in range(lo, hi):
+        T = TAPES[j] if per_game else TAPES[0]
+        T[0] = 0  # the tape's cursor
+        r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, V, S, deck,
+                      agenda_deck, T)
+        write_record(j, r, R, V, S, G, SE, AS, DR)

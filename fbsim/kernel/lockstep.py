@@ -41,7 +41,7 @@ def kernel_step(k, R, P, seed, game, V, S, deck, r):
     if k == K.N_ROUND_STEPS:
         K.close_round(R, V, S, n, r)
     else:
-        K.round_step(k, R, P, V, S, n, r, seed, game, deck)
+        K.round_step(k, R, P, V, S, n, r, seed, game, deck, np.zeros(1, dtype=np.int64))
 
 
 @njit(cache=True)

@@ -16,19 +16,23 @@ round, as histograms of one bin per ppm.
 `metrics(players, bots)` lists the metrics of one table size; those with a `section` are
 shown on the report page (in this order), the others feed the sweep tables only. `bots` are
 the per-bot rows (`bot_rows`): a lineup entry's label, its bot's name unless one lineup seats
-the bot with different parameters. `measure` computes every metric's (y, x) for a block of
-kernel records played by one lineup. Tables, the report, findings
-and the notebook all read these.
+the bot with different parameters.
+
+A metric's y and x are `Term`s: a function of one game's record from
+`fbsim.experiments.metrics.per_game` and its argument. `measure` evaluates every term of a
+block of records in one compiled pass (`fbsim.experiments.metrics.compiled` generates it from
+these declarations), whether the records come from the kernel or the reference engine.
+Tables, the report, findings and the notebook all read these.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from fbsim.game import layout as L
+from fbsim.game import record as GR
 from fbsim.game.lineup import N_ENTRIES, Lineup
 from fbsim.rules import Rules
 
@@ -46,20 +50,26 @@ SECTIONS = {
 
 
 @dataclass(frozen=True)
+class Term:
+    """A per-game integer: a function of `fbsim.experiments.metrics.per_game` and its
+    argument."""
+
+    fn: str
+    arg: int = 0
+
+
+ONE = Term("one")
+
+
+@dataclass(frozen=True)
 class Metric:
     key: str  # column-safe identifier, e.g. win_accelerationist
     section: str | None  # the report section showing it (None: sweep tables only)
     label: str  # what a designer reads
     kind: str  # "rate": share of games (Wilson); "pct": a ratio shown in %; "mean": a number
     unit: str = ""
-    y: Callable | None = None  # per game, from a `Games` block
-    x: Callable | None = None  # per game; None: 1
-
-
-def seat_sum(a) -> np.ndarray:
-    """Per game, the sum over seats of a [games, seats] array (int64)."""
-    a = np.asarray(a)
-    return np.einsum("gs->g", a if a.dtype == np.int64 else a.astype(np.int64))
+    y: Term = ONE  # per game
+    x: Term = ONE  # per game
 
 
 def bot_rows(*lineups: Lineup) -> tuple[str, ...]:
@@ -83,108 +93,71 @@ def row_of_entry(lineup: Lineup, bots: tuple[str, ...]) -> np.ndarray:
     return out
 
 
-class Games:
-    """One block of kernel records with the per-game quantities metrics are built from."""
-
-    def __init__(self, rec: dict, rules: Rules, lineup: Lineup, bots: tuple[str, ...]):
-        self.rec, self.rules, self.bots = rec, rules, bots
-        self.n = rules.players
-        g = len(rec["game"])
-        self.one = np.ones(g, dtype=np.int64)
-        w = rec["winner"]
-        self.winner = w
-        self.won = w >= 0
-        idx = np.arange(g)
-        ws = np.where(self.won, w, 0)
-        self.agenda = rec["agenda"]
-        self.win_agenda = np.where(self.won, self.agenda[idx, ws], -1)
-        rows = row_of_entry(lineup, bots)
-        self.seat_row = rows[rec["bot"]]  # [games, seats]: each seat's bot row
-        self.win_row = np.where(self.won, self.seat_row[idx, ws], -1)
-        self.accel = self.agenda == L.ACCELERATIONIST
-        self.over = rec["fog_received"] - rec["fog_in"]
-        self.survived = (rec["band"] != L.COLLAPSE)[:, None]
-        self.cornered = rec["cornered"]
-
-    def place_seat(self, p: int) -> int:
-        # R-S3: place p counts clockwise from the round-1 first player (D9)
-        return (self.rules.first_player + p) % self.n
-
-    def bot_row(self, name: str) -> int:
-        return self.bots.index(name)
-
-
 def metrics(players: int, bots: tuple[str, ...]) -> list[Metric]:
     """The metrics of one table size: the report's, in page order, then the sweep tables'."""
     A = L.AGENDA_NAMES
     out = [Metric(f"win_{a}", "wins", f"{a.capitalize()} wins", "rate",
-                  y=lambda G, i=i: G.win_agenda == i) for i, a in enumerate(A)]
+                  y=Term("winner_agenda", i)) for i, a in enumerate(A)]
     out.append(Metric("everyone_loses", "wins", "Everyone loses", "rate",
-                      y=lambda G: ~G.won))
-    out.append(Metric("collapse", "world", "Collapse", "rate",
-                      y=lambda G: G.rec["end"] != L.END_SURVIVED))
+                      y=Term("nobody_won")))
+    out.append(Metric("collapse", "world", "Collapse", "rate", y=Term("collapsed")))
     out += [Metric(f"band_{b}", "world", f"Final band {b.capitalize()}", "rate",
-                   y=lambda G, i=i: G.rec["band"] == i) for i, b in enumerate(L.BAND_NAMES)]
+                   y=Term("final_band", i)) for i, b in enumerate(L.BAND_NAMES)]
     out.append(Metric("final_dial", "world", "Final Dial (mean)", "mean", "ppm",
-                      y=lambda G: G.rec["final_dial"]))
+                      y=Term("game_field", GR.G_FINAL_DIAL)))
     out.append(Metric("rounds_played", "world", "Rounds played (mean)", "mean", "rounds",
-                      y=lambda G: G.rec["rounds_played"]))
+                      y=Term("game_field", GR.G_ROUNDS_PLAYED)))
+    # R-S3: place p counts clockwise from the round-1 first player (D9)
     out += [Metric(f"win_place_{p}", "seats", f"Place {p} wins" + (" (first player)" if p == 0
                                                                     else ""), "rate",
-                   y=lambda G, p=p: G.winner == G.place_seat(p)) for p in range(players)]
+                   y=Term("winner_place", p)) for p in range(players)]
     out += [
         Metric("masks_per_seat", "fog", "Masks used per seat", "mean", "masks",
-               y=lambda G: seat_sum(G.rules.masks - G.rec["masks_left"]),
-               x=lambda G: G.one * G.n),
+               y=Term("masks_used"), x=Term("players")),
         Metric("fog_in", "fog", "Pot inflow per game", "mean", "Capital",
-               y=lambda G: seat_sum(G.rec["fog_in"])),
+               y=Term("seat_sum", GR.SE_FOG_IN)),
         Metric("fog_requested", "fog", "Claims requested per game", "mean", "Capital",
-               y=lambda G: seat_sum(G.rec["fog_requested"])),
+               y=Term("seat_sum", GR.SE_FOG_REQUESTED)),
         Metric("fog_received", "fog", "Claims received per game", "mean", "Capital",
-               y=lambda G: seat_sum(G.rec["fog_received"])),
+               y=Term("seat_sum", GR.SE_FOG_RECEIVED)),
         Metric("overclaim", "fog", "Over-claimed per game (received beyond own payments)",
-               "mean", "Capital", y=lambda G: seat_sum(np.where(G.over > 0, G.over, 0))),
+               "mean", "Capital", y=Term("overclaimed")),
         Metric("overclaimers", "fog", "Seats that over-claimed", "pct",
-               y=lambda G: seat_sum(G.over > 0), x=lambda G: G.one * G.n),
+               y=Term("overclaimers"), x=Term("players")),
         Metric("pot_lost", "fog", "Pot left unclaimed at the end", "mean", "Capital",
-               y=lambda G: G.rec["pot_left"]),
+               y=Term("game_field", GR.G_POT_LEFT)),
         Metric("corners", "accusation", "Players cornered per game", "mean", "players",
-               y=lambda G: seat_sum(G.cornered)),
+               y=Term("seat_sum", GR.SE_CORNERED)),
         Metric("accuracy", "accusation",  # R-A3
                "Accuracy: cornered player was an Accelerationist", "pct",
-               y=lambda G: seat_sum(G.cornered * G.accel),
-               x=lambda G: seat_sum(G.cornered)),
+               y=Term("accelerationist_sum", GR.SE_CORNERED), x=Term("seat_sum", GR.SE_CORNERED)),
         Metric("points_at_accelerationists", "accusation",  # R-A1
                "Points aimed at Accelerationists", "pct",
-               y=lambda G: seat_sum(G.rec["pointed_at"] * G.accel),
-               x=lambda G: seat_sum(G.rec["pointed_at"])),
+               y=Term("accelerationist_sum", GR.SE_POINTED_AT),
+               x=Term("seat_sum", GR.SE_POINTED_AT)),
         Metric("reveal_share", "accusation", "Cornered players who revealed", "pct",
-               y=lambda G: seat_sum(G.cornered - G.rec["paid"]),  # R-A4: reveal or pay
-               x=lambda G: seat_sum(G.cornered)),
+               y=Term("revealed_when_cornered"),  # R-A4: reveal or pay
+               x=Term("seat_sum", GR.SE_CORNERED)),
         Metric("accelerationist_exposed", "accusation",
                "Games with an Accelerationist revealed (of games with one)", "pct",
-               y=lambda G: (G.accel & (G.rec["revealed"] == 1)).any(axis=1),
-               x=lambda G: G.accel.any(axis=1)),
+               y=Term("accelerationist_revealed"), x=Term("accelerationist_dealt")),
     ]
     out += [Metric(f"legacy_{a}", "legacy", f"{a.capitalize()} Legacy (mean per seat)",
-                   "mean", "Legacy",
-                   y=lambda G, i=i: seat_sum(G.rec["legacy"] * (G.survived & (G.agenda == i))),
-                   x=lambda G, i=i: seat_sum(G.survived & (G.agenda == i)))
+                   "mean", "Legacy", y=Term("survivor_legacy", i), x=Term("survivor_seats", i))
             for i, a in enumerate(A)]
     # the sweep tables' own: seats dealt, wins and seats per bot, per seat, end kinds, spread
     out += [Metric(f"dealt_{a}", None, f"{a.capitalize()} seats dealt per game", "mean",
-                   y=lambda G, i=i: seat_sum(G.agenda == i)) for i, a in enumerate(A)]
-    for b in bots:
-        out.append(Metric(f"win_bot_{b}", None, f"{b} wins", "rate",
-                          y=lambda G, b=b: G.win_row == G.bot_row(b)))
+                   y=Term("seats_dealt", i)) for i, a in enumerate(A)]
+    for row, b in enumerate(bots):
+        out.append(Metric(f"win_bot_{b}", None, f"{b} wins", "rate", y=Term("winner_row", row)))
         out.append(Metric(f"seats_bot_{b}", None, f"{b} seats per game", "mean",
-                          y=lambda G, b=b: seat_sum(G.seat_row == G.bot_row(b))))
-    out += [Metric(f"win_seat_{s}", None, f"Seat {s} wins", "rate",
-                   y=lambda G, s=s: G.winner == s) for s in range(players)]
+                          y=Term("seats_row", row)))
+    out += [Metric(f"win_seat_{s}", None, f"Seat {s} wins", "rate", y=Term("winner_seat", s))
+            for s in range(players)]
     out += [Metric(f"end_{e.replace('-', '_')}", None, f"Ends: {e}", "rate",
-                   y=lambda G, i=i: G.rec["end"] == i) for i, e in enumerate(L.END_NAMES)]
+                   y=Term("ended", i)) for i, e in enumerate(L.END_NAMES)]
     out.append(Metric("final_dial_sq", None, "Final Dial squared (mean)", "mean",
-                      y=lambda G: G.rec["final_dial"] * G.rec["final_dial"]))
+                      y=Term("game_field_squared", GR.G_FINAL_DIAL)))
     return out
 
 
@@ -217,16 +190,40 @@ class Block:
 
 def measure(rec: dict, rules: Rules, lineup: Lineup, bots: tuple[str, ...],
             metric_list: list[Metric] | None = None) -> Block:
-    """Every metric of `metrics(rules.players, bots)` for a block of kernel records played
-    by `lineup`."""
+    """Every metric of `metrics(rules.players, bots)` (or `metric_list`) and the Dial
+    histograms for a block of records played by `lineup`: the kernel's columns
+    (`fbsim.kernel.simulate`, read in place) or any dict of the same columns."""
+    from fbsim.experiments.metrics.compiled import block_measure
+    from fbsim.experiments.metrics.per_game import context
+
     ms = metric_list if metric_list is not None else metrics(rules.players, bots)
-    G = Games(rec, rules, lineup, bots)
-    y = np.stack([np.asarray(m.y(G), dtype=np.int64) for m in ms])
-    x = np.stack([G.one if m.x is None else np.asarray(m.x(G), dtype=np.int64) for m in ms])
-    bins = np.clip(rec["final_dial"] - DIAL_HIST_LO, 0, DIAL_BINS - 1)
-    hist = np.bincount(bins, minlength=DIAL_BINS).astype(np.int64)
-    by_round = np.clip(rec["dial_by_round"] - DIAL_HIST_LO, 0, DIAL_BINS - 1)
-    rounds = np.zeros((by_round.shape[1], DIAL_BINS), dtype=np.int64)
-    for r in range(by_round.shape[1]):
-        rounds[r] = np.bincount(by_round[:, r], minlength=DIAL_BINS)
+    G, SE, DR = record_arrays(rec, rules)
+    g = G.shape[0]
+    # [metrics, games] over memory laid out game by game: one game's terms are written together
+    y = np.empty((g, len(ms)), dtype=np.int64).T
+    x = np.empty((g, len(ms)), dtype=np.int64).T
+    hist = np.zeros(DIAL_BINS, dtype=np.int64)
+    rounds = np.zeros((rules.rounds, DIAL_BINS), dtype=np.int64)
+    c = context(rules.players, rules.masks, rules.first_player, row_of_entry(lineup, bots))
+    block_measure(ms)(G, SE, DR, c, y, x, hist, rounds, np.int64(DIAL_HIST_LO))
     return Block(y, x, hist, rounds)
+
+
+def record_arrays(rec: dict, rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel's arrays (G, SE, DR: `fbsim.kernel.layout`) behind a block of columns; built
+    from the columns when they are not the kernel's."""
+    arrays = getattr(rec, "kernel_arrays", None)
+    if arrays is not None:
+        G, SE, _, DR = arrays
+        return G, SE, DR
+    g = len(rec[GR.INDEX.name])
+    G = np.zeros((g, len(GR.GAME_FIELDS)), dtype=np.int64)
+    for i, f in enumerate(GR.GAME_FIELDS):
+        G[:, i] = rec[f]
+    SE = np.zeros((g, len(GR.SEAT_FIELDS), rules.players), dtype=np.int64)
+    for i, f in enumerate(GR.SEAT_FIELDS):
+        SE[:, i, :] = rec[f]
+    DR = np.zeros((g, len(GR.ROUND_FIELDS), rules.rounds), dtype=np.int64)
+    for i, f in enumerate(GR.ROUND_FIELDS):
+        DR[:, i, :] = rec[f]
+    return G, SE, DR

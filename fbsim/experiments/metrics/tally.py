@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from fbsim.experiments.metrics.compiled import add_moments
 from fbsim.experiments.metrics.definitions import (
     DIAL_BINS,
     Block,
@@ -74,15 +75,9 @@ class Tally:
 
     def add(self, block: Block, base: Block | None = None) -> Tally:
         """Count one block of games (and, paired, the baseline's same games)."""
-        parts = [block.y, block.x] + ([base.y, base.x] if self.paired else [])
         self.games += block.games
-        for i, a in enumerate(parts):  # each [metrics, games]
-            self.s1[:, i] += a.sum(axis=1)
-            for j in range(i, len(parts)):
-                s = np.einsum("kg,kg->k", a, parts[j])  # per metric: sum of a * b
-                self.s2[:, i, j] += s
-                if j != i:
-                    self.s2[:, j, i] += s
+        other = base if self.paired else block
+        add_moments(block.y, block.x, other.y, other.x, self.paired, self.s1, self.s2)
         self.dial_hist += block.dial_hist
         self.dial_round_hist += block.dial_round_hist
         if self.paired:

@@ -63,11 +63,12 @@ class Arm:
     lineup: Lineup
 
 
-def play(arm: Arm, seed: int, first: int, n: int) -> dict:
-    """The kernel's records of games [first, first + n) under one arm."""
+def play(arm: Arm, seed: int, first: int, n: int, out=None) -> dict:
+    """The kernel's records of games [first, first + n) under one arm (its fast build,
+    `fbsim.kernel.build`), written into `out` (`fbsim.kernel.Records`) when given."""
     from fbsim.kernel import simulate
 
-    return simulate(arm.rules, arm.lineup, seed, n, first_game=first, records=True)
+    return simulate(arm.rules, arm.lineup, seed, n, first_game=first, records=True, out=out)
 
 
 def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
@@ -76,13 +77,19 @@ def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
     """Play games [first, first + n) under every arm, block by block (`block` games, default
     BLOCK), and hand each block's records (one dict per arm, in order) to
     `consume(first_game_of_block, records)`. `progress.advance(m * weight)` follows each
-    block of m games (weight: the arms counted, default all)."""
+    block of m games (weight: the arms counted, default all). The records handed to
+    `consume` are overwritten by the next block: count them, or copy what must be kept."""
+    from fbsim.kernel import Records
+
     weight = len(arms) if weight is None else weight
     block = BLOCK if block is None else block
     done, end = first, first + n
+    # one set of output arrays per arm, reused block after block: `consume` reads a block's
+    # records before the next block is played, and keeps none of them
+    bufs = [Records(min(block, n)) for _ in arms]
     while done < end:
         m = min(block, end - done)
-        consume(done, [play(a, seed, done, m) for a in arms])
+        consume(done, [play(a, seed, done, m, buf) for a, buf in zip(arms, bufs, strict=True)])
         done += m
         if progress is not None:
             progress.advance(m * weight)

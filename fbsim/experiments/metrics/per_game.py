@@ -1,0 +1,243 @@
+"""The per-game quantities metrics are built from: compiled functions of one game's record.
+
+Each function is `f(G, SE, j, c, a)`: game j of a block of records in the kernel's arrays (`G`
+[games, game fields], `SE` [games, seat fields, seats], field positions in
+`fbsim.game.record`), the block's context `c` (`context`: the table's size, the Masks dealt,
+the round-1 first player, each lineup entry's per-bot row) and the metric's argument `a` (an
+Agenda, a seat, a place, a field, a bot row). Each returns an integer: a metric's y or x for
+that game (`fbsim.experiments.metrics.definitions` names which, once per metric).
+
+They are compiled (`fbsim.game.jit.shared`) and called game by game by the block measure that
+`fbsim.experiments.metrics.compiled` generates from the metric declarations; with
+`NUMBA_DISABLE_JIT=1` they run as plain Python with the same results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fbsim.game import layout as L
+from fbsim.game.jit import shared
+from fbsim.game.lineup import N_ENTRIES
+from fbsim.game.record import (
+    G_BAND,
+    G_END,
+    G_WINNER,
+    SE_AGENDA,
+    SE_BOT,
+    SE_CORNERED,
+    SE_FOG_IN,
+    SE_FOG_RECEIVED,
+    SE_LEGACY,
+    SE_MASKS_LEFT,
+    SE_PAID,
+    SE_REVEALED,
+)
+
+# the context vector c
+C_PLAYERS = 0
+C_MASKS = 1
+C_FIRST_PLAYER = 2
+C_ROW = 3  # N_ENTRIES values: each lineup entry's per-bot row (-1: none)
+C_SIZE = C_ROW + N_ENTRIES
+
+
+def context(players: int, masks: int, first_player: int, rows: np.ndarray) -> np.ndarray:
+    c = np.zeros(C_SIZE, dtype=np.int64)
+    c[C_PLAYERS], c[C_MASKS], c[C_FIRST_PLAYER] = players, masks, first_player
+    c[C_ROW:C_ROW + N_ENTRIES] = rows
+    return c
+
+
+# ---------------------------------------------------------------- game fields
+
+
+@shared
+def one(G, SE, j, c, a):
+    return 1
+
+
+@shared
+def players(G, SE, j, c, a):
+    return c[C_PLAYERS]
+
+
+@shared
+def game_field(G, SE, j, c, a):
+    """Game field a."""
+    return G[j, a]
+
+
+@shared
+def game_field_squared(G, SE, j, c, a):
+    return G[j, a] * G[j, a]
+
+
+@shared
+def ended(G, SE, j, c, a):
+    """1 if the game ended in way a (fbsim.game.layout.END_NAMES)."""
+    return 1 if G[j, G_END] == a else 0
+
+
+@shared
+def collapsed(G, SE, j, c, a):
+    """1 if the world collapsed (R-W4, R-V2)."""
+    return 1 if G[j, G_END] != L.END_SURVIVED else 0
+
+
+@shared
+def final_band(G, SE, j, c, a):
+    """1 if the final Dial is in band a (R-E2)."""
+    return 1 if G[j, G_BAND] == a else 0
+
+
+# ---------------------------------------------------------------- who won
+
+
+@shared
+def nobody_won(G, SE, j, c, a):
+    return 1 if G[j, G_WINNER] < 0 else 0
+
+
+@shared
+def winner_agenda(G, SE, j, c, a):
+    """1 if the winner holds Agenda a."""
+    w = G[j, G_WINNER]
+    return 1 if w >= 0 and SE[j, SE_AGENDA, w] == a else 0
+
+
+@shared
+def winner_seat(G, SE, j, c, a):
+    return 1 if G[j, G_WINNER] == a else 0
+
+
+@shared
+def winner_place(G, SE, j, c, a):
+    """1 if the winner sits a places clockwise from the round-1 first player (R-S3, D9)."""
+    return 1 if G[j, G_WINNER] == (c[C_FIRST_PLAYER] + a) % c[C_PLAYERS] else 0
+
+
+@shared
+def winner_row(G, SE, j, c, a):
+    """1 if the winner's lineup entry is counted in per-bot row a."""
+    w = G[j, G_WINNER]
+    return 1 if w >= 0 and c[C_ROW + SE[j, SE_BOT, w]] == a else 0
+
+
+# ---------------------------------------------------------------- sums over seats
+
+
+@shared
+def seat_sum(G, SE, j, c, a):
+    """Seat field a summed over the seats."""
+    t = 0
+    for s in range(c[C_PLAYERS]):
+        t += SE[j, a, s]
+    return t
+
+
+@shared
+def seats_dealt(G, SE, j, c, a):
+    """Seats holding Agenda a (R-S4)."""
+    t = 0
+    for s in range(c[C_PLAYERS]):
+        if SE[j, SE_AGENDA, s] == a:
+            t += 1
+    return t
+
+
+@shared
+def seats_row(G, SE, j, c, a):
+    """Seats whose lineup entry is counted in per-bot row a."""
+    t = 0
+    for s in range(c[C_PLAYERS]):
+        if c[C_ROW + SE[j, SE_BOT, s]] == a:
+            t += 1
+    return t
+
+
+@shared
+def masks_used(G, SE, j, c, a):
+    """Masks used, all seats (R-C2)."""
+    t = 0
+    for s in range(c[C_PLAYERS]):
+        t += c[C_MASKS] - SE[j, SE_MASKS_LEFT, s]
+    return t
+
+
+@shared
+def overclaimed(G, SE, j, c, a):
+    """Capital received from the pot beyond the seat's own payments into it, summed (R-V5)."""
+    t = 0
+    for s in range(c[C_PLAYERS]):
+        d = SE[j, SE_FOG_RECEIVED, s] - SE[j, SE_FOG_IN, s]
+        if d > 0:
+            t += d
+    return t
+
+
+@shared
+def overclaimers(G, SE, j, c, a):
+    """Seats that received more from the pot than they paid into it."""
+    t = 0
+    for s in range(c[C_PLAYERS]):
+        if SE[j, SE_FOG_RECEIVED, s] > SE[j, SE_FOG_IN, s]:
+            t += 1
+    return t
+
+
+@shared
+def accelerationist_sum(G, SE, j, c, a):
+    """Seat field a summed over the Accelerationists' seats."""
+    t = 0
+    for s in range(c[C_PLAYERS]):
+        if SE[j, SE_AGENDA, s] == L.ACCELERATIONIST:
+            t += SE[j, a, s]
+    return t
+
+
+@shared
+def revealed_when_cornered(G, SE, j, c, a):
+    """Cornerings answered by a reveal, all seats (R-A4: reveal or pay)."""
+    t = 0
+    for s in range(c[C_PLAYERS]):
+        t += SE[j, SE_CORNERED, s] - SE[j, SE_PAID, s]
+    return t
+
+
+@shared
+def accelerationist_dealt(G, SE, j, c, a):
+    """1 if some seat holds the Accelerationist Agenda."""
+    for s in range(c[C_PLAYERS]):
+        if SE[j, SE_AGENDA, s] == L.ACCELERATIONIST:
+            return 1
+    return 0
+
+
+@shared
+def accelerationist_revealed(G, SE, j, c, a):
+    """1 if an Accelerationist's Agenda is face up at the end."""
+    for s in range(c[C_PLAYERS]):
+        if SE[j, SE_AGENDA, s] == L.ACCELERATIONIST and SE[j, SE_REVEALED, s] == 1:
+            return 1
+    return 0
+
+
+@shared
+def survivor_legacy(G, SE, j, c, a):
+    """Legacy of the seats holding Agenda a, summed, when the world survived (R-E4)."""
+    if G[j, G_BAND] == L.COLLAPSE:
+        return 0
+    t = 0
+    for s in range(c[C_PLAYERS]):
+        if SE[j, SE_AGENDA, s] == a:
+            t += SE[j, SE_LEGACY, s]
+    return t
+
+
+@shared
+def survivor_seats(G, SE, j, c, a):
+    """Seats holding Agenda a when the world survived."""
+    if G[j, G_BAND] == L.COLLAPSE:
+        return 0
+    return seats_dealt(G, SE, j, c, a)
