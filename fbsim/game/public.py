@@ -7,6 +7,8 @@ from __future__ import annotations
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
 
+NO_THRESHOLD = 1 << 62  # above any Dial
+
 
 @shared
 def asset_field(R, kind, f):
@@ -48,19 +50,26 @@ def project_world(R, V):
     n_tokens = R[L.R_N_TOKENS]
     flipped = 0  # bit t: token t is flipped (no allocation: this runs in the kernel's loop)
     n_flipped = 0
+    lowest = NO_THRESHOLD  # the lowest threshold of a token not flipped yet
     for t in range(n_tokens):
         if V[L.V_FLIPPED + t] == 1:
             flipped |= 1 << t
             n_flipped += 1
+        elif R[L.R_TOKEN_THRESHOLD + t] < lowest:
+            lowest = R[L.R_TOKEN_THRESHOLD + t]
     ppm = V[L.V_TABLE_PPM]
     for r in range(V[L.V_ROUND], R[L.R_ROUNDS]):  # world turns of rounds round+1 .. last
         dial += R[L.R_BASELINE + r] + R[L.R_BASELINE_OFFSET]
         dial += n_flipped * R[L.R_TOKEN_PENALTY] + ppm
-        if n_flipped < n_tokens:
+        if dial >= lowest:  # some token flips: flip each one reached, find the next lowest
+            lowest = NO_THRESHOLD
             for t in range(n_tokens):
-                if (flipped >> t) & 1 == 0 and dial >= R[L.R_TOKEN_THRESHOLD + t]:
-                    flipped |= 1 << t
-                    n_flipped += 1
+                if (flipped >> t) & 1 == 0:
+                    if dial >= R[L.R_TOKEN_THRESHOLD + t]:
+                        flipped |= 1 << t
+                        n_flipped += 1
+                    elif R[L.R_TOKEN_THRESHOLD + t] < lowest:
+                        lowest = R[L.R_TOKEN_THRESHOLD + t]
     return dial
 
 
