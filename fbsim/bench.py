@@ -115,7 +115,8 @@ def runner_seconds(rules: Rules, lineup: Lineup, games: int, threads: int,
     prev = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        return _timed(lambda: run_blocks([arm], 1, 0, games, count if metrics else drop))
+        return _timed(lambda: run_blocks([arm], 1, 0, games, count if metrics else drop,
+                                         tallies=[tally if metrics else None]))
     finally:
         numba.set_num_threads(prev)
 

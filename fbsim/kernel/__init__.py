@@ -47,7 +47,7 @@ def bot_arrays(rules: Rules, lineup: Lineup, build=None):
 def simulate(rules: Rules, lineup: Lineup | None = None, seed: int = 0, n_games: int = 1000,
              first_game: int = 0, records: bool = True, chunk: int | None = None,
              checked: bool | None = None, out: Records | None = None,
-             threads: int | None = None) -> dict:
+             threads: int | None = None, after=None) -> dict:
     """Play games first_game .. first_game + n_games - 1; their records.
 
     One int64 array per record field (`fbsim.game.record`), after `game` (the game indices):
@@ -63,6 +63,8 @@ def simulate(rules: Rules, lineup: Lineup | None = None, seed: int = 0, n_games:
     checked: play the checked build (every bot decision checked against the rules; default:
     the fast build, or checked when FBSIM_CHECKED=1; `fbsim.kernel.build`). out: arrays to
     reuse (`Records`, at least n_games rows); the result's arrays are then views into them.
+    after: `after(arrays, lo, hi)` runs on the kernel's thread as soon as rows lo..hi - 1 of
+    `arrays` (G, SE, AS, DR) are written, chunk by chunk (what the runner counts them with).
     """
     from fbsim.kernel.build import build_for
 
@@ -80,7 +82,8 @@ def simulate(rules: Rules, lineup: Lineup | None = None, seed: int = 0, n_games:
         out = Records(n_games)
     arrays = out.arrays(n_games)
     build.run(R, P, by_agenda, seat_bot, seed, first_game, n_games,
-              chunk_size(n_games, chunk), arrays, threads=threads)
+              chunk_size(n_games, chunk), arrays, threads=threads,
+              after=None if after is None else (lambda lo, hi: after(arrays, lo, hi)))
     return columns(rules, arrays, first_game, n_games)
 
 

@@ -59,21 +59,27 @@ class Build:
 
     def run(self, R, P, by_agenda, seat_bot, seed: int, first_game: int, n_games: int,
             chunk: int, out: tuple, tapes: np.ndarray | None = None,
-            threads: int | None = None) -> None:
+            threads: int | None = None, after=None) -> None:
         """Play games first_game .. first_game + n_games - 1 into `out` = (G, SE, AS, DR),
-        in chunks of `chunk` games on `threads` threads (default: numba's thread count)."""
+        in chunks of `chunk` games on `threads` threads (default: numba's thread count).
+        `after(lo, hi)`, if given, runs on the same thread once rows lo..hi - 1 are written
+        (the runner counts each chunk's games there, in parallel)."""
         tapes = np.zeros((1, 1), dtype=np.int64) if tapes is None else tapes
         threads = numba.get_num_threads() if threads is None else threads
         go = self.module.run_chunk
         seed, first_game = np.int64(seed), np.int64(first_game)
+
+        def one(lo: int, hi: int) -> None:
+            go(R, P, by_agenda, seat_bot, seed, first_game, lo, hi, *out, tapes)
+            if after is not None:
+                after(lo, hi)
+
         spans = [(lo, min(lo + chunk, n_games)) for lo in range(0, n_games, chunk)]
         if threads <= 1 or len(spans) <= 1:
             for lo, hi in spans:
-                go(R, P, by_agenda, seat_bot, seed, first_game, lo, hi, *out, tapes)
+                one(lo, hi)
             return
-        futures = [_pool().submit(go, R, P, by_agenda, seat_bot, seed, first_game, lo, hi,
-                                  *out, tapes) for lo, hi in spans]
-        for f in futures:
+        for f in [_pool().submit(one, lo, hi) for lo, hi in spans]:
             f.result()
 
 

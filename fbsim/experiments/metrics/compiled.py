@@ -22,7 +22,6 @@ import numpy as np
 from numba import njit
 
 from fbsim.experiments.metrics import per_game
-from fbsim.experiments.metrics.definitions import Metric
 from fbsim.game.jit import generated_module
 from fbsim.game.record import G_FINAL_DIAL, RD_DIAL_BY_ROUND
 
@@ -48,7 +47,7 @@ def source(terms: tuple[tuple[str, int, str, int], ...]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def terms_of(metric_list: list[Metric]) -> tuple[tuple[str, int, str, int], ...]:
+def terms_of(metric_list: list) -> tuple[tuple[str, int, str, int], ...]:
     out = []
     for m in metric_list:
         for t in (m.y, m.x):
@@ -65,8 +64,9 @@ def _compiled(terms: tuple[tuple[str, int, str, int], ...]):
     return generated_module(f"fbsim_measure_{digest}", src).measure
 
 
-def block_measure(metric_list: list[Metric]):
-    """The compiled block measure of these metrics, in this order."""
+def block_measure(metric_list: list):
+    """The compiled block measure of these metrics (`fbsim.experiments.metrics.definitions.
+    Metric`s), in this order."""
     return _compiled(terms_of(metric_list))
 
 

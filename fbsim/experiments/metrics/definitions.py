@@ -188,25 +188,62 @@ class Block:
         return self.y.shape[1]
 
 
+class Measure:
+    """The metrics of one setting (rules, lineup, per-bot rows, metric list) over blocks of
+    records, chunk by chunk: `start(g)` a block of g games, `chunk(arrays, lo, hi)` its games
+    lo..hi - 1 (chunks may run at once on several threads: each writes its own columns and
+    histograms), `finish()` the block. The compiled function comes from
+    `fbsim.experiments.metrics.compiled`, generated from the declarations above."""
+
+    def __init__(self, rules: Rules, lineup: Lineup, bots: tuple[str, ...],
+                 metric_list: list[Metric] | None = None):
+        from fbsim.experiments.metrics.compiled import block_measure
+        from fbsim.experiments.metrics.per_game import context
+
+        self.rules = rules
+        self.metrics = metric_list if metric_list is not None else metrics(rules.players, bots)
+        self.fn = block_measure(self.metrics)
+        self.c = context(rules.players, rules.masks, rules.first_player,
+                         row_of_entry(lineup, bots))
+        self.lo = np.int64(DIAL_HIST_LO)
+
+    def start(self, g: int) -> None:
+        k = len(self.metrics)
+        # [metrics, games] over memory laid out game by game: a game's terms are written
+        # together
+        self.y = np.empty((g, k), dtype=np.int64).T
+        self.x = np.empty((g, k), dtype=np.int64).T
+        self.hists: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def chunk(self, arrays: tuple, lo: int, hi: int) -> None:
+        G, SE, DR = arrays
+        hist = np.zeros(DIAL_BINS, dtype=np.int64)
+        rounds = np.zeros((self.rules.rounds, DIAL_BINS), dtype=np.int64)
+        self.fn(G[lo:hi], SE[lo:hi], DR[lo:hi], self.c, self.y[:, lo:hi], self.x[:, lo:hi],
+                hist, rounds, self.lo)
+        self.hists.append((hist, rounds))  # list.append is atomic
+
+    def finish(self) -> Block:
+        hist = sum((h for h, _ in self.hists), np.zeros(DIAL_BINS, dtype=np.int64))
+        rounds = sum((r for _, r in self.hists),
+                     np.zeros((self.rules.rounds, DIAL_BINS), dtype=np.int64))
+        return Block(self.y, self.x, hist, rounds)
+
+    def block(self, rec: dict) -> Block:
+        """Every metric of a whole block of records at once."""
+        arrays = record_arrays(rec, self.rules)
+        g = arrays[0].shape[0]
+        self.start(g)
+        self.chunk(arrays, 0, g)
+        return self.finish()
+
+
 def measure(rec: dict, rules: Rules, lineup: Lineup, bots: tuple[str, ...],
             metric_list: list[Metric] | None = None) -> Block:
     """Every metric of `metrics(rules.players, bots)` (or `metric_list`) and the Dial
     histograms for a block of records played by `lineup`: the kernel's columns
     (`fbsim.kernel.simulate`, read in place) or any dict of the same columns."""
-    from fbsim.experiments.metrics.compiled import block_measure
-    from fbsim.experiments.metrics.per_game import context
-
-    ms = metric_list if metric_list is not None else metrics(rules.players, bots)
-    G, SE, DR = record_arrays(rec, rules)
-    g = G.shape[0]
-    # [metrics, games] over memory laid out game by game: one game's terms are written together
-    y = np.empty((g, len(ms)), dtype=np.int64).T
-    x = np.empty((g, len(ms)), dtype=np.int64).T
-    hist = np.zeros(DIAL_BINS, dtype=np.int64)
-    rounds = np.zeros((rules.rounds, DIAL_BINS), dtype=np.int64)
-    c = context(rules.players, rules.masks, rules.first_player, row_of_entry(lineup, bots))
-    block_measure(ms)(G, SE, DR, c, y, x, hist, rounds, np.int64(DIAL_HIST_LO))
-    return Block(y, x, hist, rounds)
+    return Measure(rules, lineup, bots, metric_list).block(rec)
 
 
 def record_arrays(rec: dict, rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -28,9 +28,9 @@ from fbsim.experiments.metrics.compiled import add_moments
 from fbsim.experiments.metrics.definitions import (
     DIAL_BINS,
     Block,
+    Measure,
     Metric,
     bot_rows,
-    measure,
     metrics,
 )
 from fbsim.experiments.metrics.stats import Z95, wilson
@@ -61,6 +61,11 @@ class Tally:
         # paired: the baseline's (old rules') final Dial histogram
         self.old_dial_hist = np.zeros(DIAL_BINS, dtype=np.int64)
         self.old_dial_round_hist: np.ndarray | None = None
+        self._measures: dict[tuple[int, int], tuple[Rules, Lineup, Measure]] = {}
+
+    def __getstate__(self):
+        # the compiled measures stay behind (a tally travels between Dask processes)
+        return {**self.__dict__, "_measures": {}}
 
     @classmethod
     def for_rules(cls, rules: Rules, *lineups: Lineup, paired: bool = False,
@@ -69,9 +74,23 @@ class Tally:
         rows = bots if bots is not None else bot_rows(*(lineups or (Lineup(),)))
         return cls(rules.players, rules.rounds, paired, rows)
 
+    def measurer(self, rules: Rules, lineup: Lineup) -> Measure:
+        """This tally's metrics over blocks of games of `rules` and `lineup`, chunk by chunk
+        (what the runner counts each chunk with as the kernel plays it)."""
+        key = (id(rules), id(lineup))  # the objects are kept with it (ids stay unique)
+        got = self._measures.get(key)
+        if got is None:
+            got = self._measures[key] = (rules, lineup,
+                                         Measure(rules, lineup, self.bots, self.metrics))
+        return got[2]
+
     def measure(self, rec: dict, rules: Rules, lineup: Lineup) -> Block:
-        """Every metric of this tally for a block of records played by `lineup`."""
-        return measure(rec, rules, lineup, self.bots, self.metrics)
+        """Every metric of this tally for a block of records played by `lineup` (counted
+        once: a block the runner counted as it was played is taken as it is)."""
+        done = getattr(rec, "measured", None)
+        if done is not None and done[0] is self.measurer(rules, lineup):
+            return done[1]
+        return self.measurer(rules, lineup).block(rec)
 
     def add(self, block: Block, base: Block | None = None) -> Tally:
         """Count one block of games (and, paired, the baseline's same games)."""

@@ -154,7 +154,7 @@ def _play_table(new: Rules, old: Rules | None, lu: Lineup, lu_old: Lineup | None
         block = tally.measure(recs[0], new, lu)
         tally.add(block, tally.measure(recs[1], old, lu_old) if old is not None else None)
 
-    run_blocks(arms, seed, 0, games, consume, progress)
+    run_blocks(arms, seed, 0, games, consume, progress, tallies=[tally] * len(arms))
     return tally
 
 

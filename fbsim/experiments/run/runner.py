@@ -63,22 +63,36 @@ class Arm:
     lineup: Lineup
 
 
-def play(arm: Arm, seed: int, first: int, n: int, out=None) -> dict:
+def play(arm: Arm, seed: int, first: int, n: int, out=None, tally: Tally | None = None
+         ) -> dict:
     """The kernel's records of games [first, first + n) under one arm (its fast build,
-    `fbsim.kernel.build`), written into `out` (`fbsim.kernel.Records`) when given."""
+    `fbsim.kernel.build`), written into `out` (`fbsim.kernel.Records`) when given. With a
+    `tally`, every chunk of games is also measured with its metrics on the kernel's own
+    thread as soon as it is played, so `tally.measure(records, ...)` costs nothing more."""
     from fbsim.kernel import simulate
 
-    return simulate(arm.rules, arm.lineup, seed, n, first_game=first, records=True, out=out)
+    if tally is None:
+        return simulate(arm.rules, arm.lineup, seed, n, first_game=first, out=out)
+    m = tally.measurer(arm.rules, arm.lineup)
+    m.start(n)
+    rec = simulate(arm.rules, arm.lineup, seed, n, first_game=first, out=out,
+                   after=lambda arrays, lo, hi: m.chunk((arrays[0], arrays[1], arrays[3]),
+                                                        lo, hi))
+    rec.measured = (m, m.finish())
+    return rec
 
 
 def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
                consume: Callable[[int, list[dict]], None], progress: Progress | None = None,
-               weight: int | None = None, block: int | None = None) -> None:
+               weight: int | None = None, block: int | None = None,
+               tallies: Sequence[Tally | None] | None = None) -> None:
     """Play games [first, first + n) under every arm, block by block (`block` games, default
     BLOCK), and hand each block's records (one dict per arm, in order) to
     `consume(first_game_of_block, records)`. `progress.advance(m * weight)` follows each
     block of m games (weight: the arms counted, default all). The records handed to
-    `consume` are overwritten by the next block: count them, or copy what must be kept."""
+    `consume` are overwritten by the next block: count them, or copy what must be kept.
+    `tallies` (one per arm, or None): the tally that will count each arm's records; the
+    kernel's threads measure them chunk by chunk as they are played (`play`)."""
     from fbsim.kernel import Records
 
     weight = len(arms) if weight is None else weight
@@ -89,7 +103,9 @@ def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
     bufs = [Records(min(block, n)) for _ in arms]
     while done < end:
         m = min(block, end - done)
-        consume(done, [play(a, seed, done, m, buf) for a, buf in zip(arms, bufs, strict=True)])
+        consume(done, [play(a, seed, done, m, buf, t)
+                       for a, buf, t in zip(arms, bufs, tallies or [None] * len(arms),
+                                            strict=True)])
         done += m
         if progress is not None:
             progress.advance(m * weight)
@@ -144,7 +160,8 @@ def count_task(task: Task, progress: Progress | None = None) -> dict[int, Tally]
 
             numba.set_num_threads(max(1, min(task.threads, numba.config.NUMBA_NUM_THREADS)))
         run_blocks(arms, task.seed, task.first, task.n, consume, progress,
-                   weight=len(task.points))
+                   weight=len(task.points),
+                   tallies=[counter] + [out[p.index] for p in others])
     return out
 
 

@@ -110,7 +110,8 @@ def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = 
             writer.write(table)
 
     try:
-        run_blocks([Arm(point.rules, point.lineup)], seed, 0, games, consume, progress)
+        run_blocks([Arm(point.rules, point.lineup)], seed, 0, games, consume, progress,
+                   tallies=[tally])
         if writer is not None:
             writer.close()
             writer = None
