@@ -9,12 +9,10 @@ by field name, round and step, e.g. "round 3, market: V_MY_CAPITAL (seat 2): 11 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from fbsim.game import layout as L
 from fbsim.game import record as GR
 from fbsim.game.lineup import Lineup
-from fbsim.kernel import engine as K
 from fbsim.kernel.layout import S_SIZE
 from fbsim.reference import engine as E
 from fbsim.reference.view import player_view
@@ -33,10 +31,10 @@ def field_name(i: int) -> str:
     return name if i == start else f"{name}[{i - start}]"
 
 
-@njit(cache=True)
-def kernel_step(k, R, P, seed, game, V, S, deck, r):
-    """Step k of the kernel's ROUND_STEPS in round r; k = N_ROUND_STEPS: the round's close."""
-    n = R[L.R_PLAYERS]
+def kernel_step(K, k, R, P, seed, game, V, S, deck, r):
+    """Step k of the build K's ROUND_STEPS in round r; k = N_ROUND_STEPS: the round's close
+    (each a compiled function of K, called from here)."""
+    n = int(R[L.R_PLAYERS])
     V[L.V_ROUND] = r
     if k == K.N_ROUND_STEPS:
         K.close_round(R, V, S, n, r)
@@ -44,10 +42,10 @@ def kernel_step(k, R, P, seed, game, V, S, deck, r):
         K.round_step(k, R, P, V, S, n, r, seed, game, deck, np.zeros(1, dtype=np.int64))
 
 
-@njit(cache=True)
-def kernel_view(V, S, s, decision):
+def kernel_view(K, V, S, s, decision):
+    """Seat s's view as build K writes it for a decision (a copy)."""
     W = V.copy()
-    K.write_private(W, S, s, decision)
+    K.write_private(W, S, np.int64(s), np.int64(decision))
     return W
 
 
@@ -55,17 +53,22 @@ class _Differs(Exception):
     pass
 
 
-def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) -> str | None:
-    """Play game `game` in both engines step by step; describe the first difference.
+def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int,
+                     build=None) -> str | None:
+    """Play game `game` in both engines step by step; describe the first difference. The
+    kernel is `build` (`fbsim.kernel.build.Build`; default: the generic checked build).
 
     The reference engine plays its own round (`run`); after each of its steps the kernel
     plays its step of the same name and the two are compared."""
     from fbsim.kernel import bot_arrays
+    from fbsim.kernel.build import kernel_build
 
     lineup = lineup or Lineup()
+    build = build or kernel_build(checked=True)
+    K = build.module
     n = rules.players
     R = rules_vector(rules)
-    P, by_agenda, seat_bot = bot_arrays(rules, lineup)
+    P, by_agenda, seat_bot = bot_arrays(rules, lineup, build)
     deck_total = sum(a.count for a in rules.assets.values())
     V = np.zeros(L.V_SIZE, dtype=np.int64)
     S = np.zeros(S_SIZE, dtype=np.int64)
@@ -83,7 +86,7 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) 
         for s in range(n):
             for decision in (L.DP_COMMIT, L.DP_MARKET):
                 a = player_view(g, s, decision)
-                b = kernel_view(V, S, s, decision)
+                b = kernel_view(K, V, S, s, decision)
                 diff = np.flatnonzero(a != b)
                 if diff.size:
                     i = int(diff[0])
@@ -95,7 +98,7 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int) 
 
     def after(name: str) -> None:
         k = K.N_ROUND_STEPS if name == "end" else K.ROUND_STEPS.index(name)
-        kernel_step(k, R, P, ks, kg, V, S, deck, np.int64(g.round))
+        kernel_step(K, k, R, P, ks, kg, V, S, deck, np.int64(g.round))
         diff = compare(g.round, "end of round" if name == "end" else name)
         if diff:
             raise _Differs(diff)

@@ -1,0 +1,209 @@
+"""The kernel's builds (`fbsim.kernel.build`): the fast build plays exactly the checked build's
+games, the specialised builds the generic build's, the replaying build the recorded games,
+and a bot in the fast build still sees only its own player's view (R-I1..R-I3).
+
+CI: random rules and lineups, and 4,000 games per table size. `pytest -m long`: 100,000
+games per table size and 400 random rule sets x 200 games.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fbsim.bench import tape_length
+from fbsim.game import layout as L
+from fbsim.game.lineup import Lineup, parse_lineup
+from fbsim.kernel import Records, bot_arrays, columns, simulate
+from fbsim.kernel import layout as KL
+from fbsim.kernel.build import build_for, kernel_build
+from fbsim.kernel.dispatch import DECISIONS, compiled_bots
+from fbsim.kernel.lockstep import first_difference, kernel_view
+from fbsim.policies import registry
+from fbsim.rules import load_rules, rules_vector
+from tests.strategies import lineup_st, rules_st, seed_st
+
+
+def same(a: dict, b: dict) -> str | None:
+    for k in a:
+        if not np.array_equal(a[k], b[k]):
+            rows = np.flatnonzero((a[k] != b[k]).reshape(len(a[k]), -1).any(axis=1))
+            return f"{k} differs first at game {int(a['game'][rows[0]])}"
+    return None
+
+
+def test_builds_are_chosen_by_lineup():
+    default = build_for(Lineup())
+    assert not default.checked and set(default.bots) == {"steward", "opportunist",
+                                                        "fog-grabber"}
+    hoarder = build_for(parse_lineup(seats=["1=hoarder"], players=4))
+    assert set(hoarder.bots) == set(default.bots) | {"hoarder"}
+    mixed = build_for(parse_lineup(seats=["0=random", "1=hoarder"], players=4))
+    assert mixed.bots == compiled_bots()  # more than SPECIALISE_MAX bots: the generic build
+    assert build_for(Lineup(), checked=True).checked
+    assert kernel_build(checked=True).module.__name__ == "fbsim.kernel.engine"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_fast_build_equals_checked_build_on_random_rules(data):
+    """No legality check and no market question with one possible answer changes a game."""
+    rules = data.draw(rules_st(), label="rules")
+    lineup = data.draw(lineup_st(rules.players), label="lineup")
+    seed = data.draw(seed_st(), label="seed")
+    first = data.draw(st.integers(0, 2**31), label="first_game")
+    fast = simulate(rules, lineup, seed, 60, first_game=first, checked=False)
+    checked = simulate(rules, lineup, seed, 60, first_game=first, checked=True)
+    assert same(fast, checked) is None, same(fast, checked)
+
+
+@pytest.mark.parametrize("players", [3, 4, 5, 6])
+@pytest.mark.parametrize("lineup", [None, "1=hoarder", "0=tunable"])
+def test_specialised_fast_build_equals_checked_generic_build(players, lineup):
+    lu = parse_lineup(seats=[lineup] if lineup else [], players=players)
+    rules = load_rules(players=players)
+    fast = simulate(rules, lu, 7, 4000, first_game=123)
+    assert build_for(lu).bots != compiled_bots()  # a specialised build played
+    checked = simulate(rules, lu, 7, 4000, first_game=123, checked=True)
+    assert same(fast, checked) is None, same(fast, checked)
+
+
+def test_replaying_recorded_answers_plays_the_same_games():
+    """The engine-only floor of `fbsim bench` plays the very games the bots played."""
+    rules = load_rules(players=5)
+    lu = Lineup()
+    rec, rep = build_for(lu, False, "record"), build_for(lu, False, "replay")
+    R = rules_vector(rules)
+    P, by_agenda, seat_bot = bot_arrays(rules, lu, rec)
+    n = 500
+    tapes = np.zeros((n, tape_length(rules)), dtype=np.int64)
+    a, b = Records(n), Records(n)
+    rec.run(R, P, by_agenda, seat_bot, 3, 40, n, 64, a.arrays(n), tapes, threads=1)
+    assert (tapes[:, 0] > 0).all() and tapes[:, 0].max() < tapes.shape[1]
+    rep.run(R, P, by_agenda, seat_bot, 3, 40, n, 64, b.arrays(n), tapes.copy(), threads=2)
+    played, replayed = columns(rules, a.arrays(n), 40, n), columns(rules, b.arrays(n), 40, n)
+    assert same(played, replayed) is None, same(played, replayed)
+    assert same(played, simulate(rules, lu, 3, n, first_game=40)) is None
+
+
+def test_a_replay_of_other_answers_plays_other_games():
+    """The replay does follow its tape: a changed answer changes the game."""
+    rules = load_rules(players=4)
+    lu = Lineup()
+    rec, rep = build_for(lu, False, "record"), build_for(lu, False, "replay")
+    R = rules_vector(rules)
+    P, by_agenda, seat_bot = bot_arrays(rules, lu, rec)
+    n = 200
+    tapes = np.zeros((n, tape_length(rules)), dtype=np.int64)
+    a, b = Records(n), Records(n)
+    rec.run(R, P, by_agenda, seat_bot, 1, 0, n, n, a.arrays(n), tapes, threads=1)
+    # every game's first commitment becomes all WORKS (legal: R-C1)
+    tapes[:, 1:6] = [rules.agents, 0, 0, 0, 0]
+    rep.run(R, P, by_agenda, seat_bot, 1, 0, n, n, b.arrays(n), tapes, threads=1)
+    assert same(columns(rules, a.arrays(n), 0, n), columns(rules, b.arrays(n), 0, n))
+
+
+@pytest.mark.parametrize("players,lineup", [(4, None), (3, "random"), (6, None)])
+def test_fast_build_agrees_with_reference_step_by_step(players, lineup):
+    """Lockstep: after every step the fast build's views and state equal the reference's."""
+    rules = load_rules(players=players)
+    lu = parse_lineup(lineup)
+    for game in range(3):
+        assert first_difference(rules, lu, 9, game, build_for(lu)) is None
+
+
+# the hidden state of a seat (R-I2): what a rival may not see
+HIDDEN = (KL.S_CAPITAL, KL.S_MASKS, KL.S_WORKS, KL.S_COOL, KL.S_BURN, KL.S_MCOOL,
+          KL.S_MBURN, KL.S_FREE_WORKS, KL.S_BOUGHT, KL.S_FOG_IN_ROUND, KL.S_FOG_IN,
+          KL.S_FOG_REQ, KL.S_FOG_REC, KL.S_COOL_MASKED_T, KL.S_BURN_MASKED_T, KL.S_COMMITTED)
+
+
+def perturbed(S, seat: int, n: int, rnd: random.Random) -> np.ndarray:
+    S2 = S.copy()
+    for t in range(n):
+        if t == seat:
+            continue
+        for f in HIDDEN:
+            S2[f + t] = rnd.randrange(0, 40)
+        if S[KL.S_REVEALED + t] == 0:
+            S2[KL.S_AGENDA + t] = rnd.randrange(L.N_AGENDAS)
+    return S2
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=seed_st(), game=st.integers(0, 10**6), players=st.integers(3, 6),
+       perturb=st.integers(0, 2**32), random_lineup=st.booleans())
+def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
+        seed, game, players, perturb, random_lineup):
+    """At every step of a game played by the fast build, each seat's view of every decision,
+    written by that build, is the same when the rivals' hidden state is changed at random;
+    so is every bot's answer to it. The seat's own hidden state does reach its view."""
+    rules = load_rules(players=players)
+    lu = parse_lineup("random" if random_lineup else None)
+    build = build_for(lu)
+    K = build.module
+    R = rules_vector(rules)
+    P, by_agenda, seat_bot = bot_arrays(rules, lu, build)
+    V = np.zeros(L.V_SIZE, dtype=np.int64)
+    S = np.zeros(KL.S_SIZE, dtype=np.int64)
+    deck_total, agenda_total = K.scratch_sizes(R)
+    deck = np.zeros(deck_total, dtype=np.int64)
+    agenda_deck = np.zeros(agenda_total, dtype=np.int64)
+    T = np.zeros(1, dtype=np.int64)
+    K.setup(R, by_agenda, seat_bot, np.int64(seed), np.int64(game), V, S, deck, agenda_deck)
+    rnd = random.Random(perturb)
+    checks = 0
+    decisions = (L.DP_COMMIT, L.DP_FOG, L.DP_MARKET, L.DP_ACCUSE)
+    for r in range(1, rules.rounds + 1):
+        V[L.V_ROUND] = r
+        for k in range(K.N_ROUND_STEPS):
+            for s in range(players):
+                entry = int(S[KL.S_ENTRY + s])
+                bot = registry()[build.bots[int(S[KL.S_BOT + s])]]
+                for d in decisions:
+                    view = kernel_view(K, V, S, s, d)
+                    other = kernel_view(K, V, perturbed(S, s, players, rnd), s, d)
+                    assert np.array_equal(view, other), (r, k, s, d)
+                    fn = getattr(bot, DECISIONS[decisions.index(d)])
+                    a = fn(R, view, P[entry], np.int64(seed), np.int64(game))
+                    b = fn(R, other, P[entry], np.int64(seed), np.int64(game))
+                    assert np.array_equal(np.asarray(a), np.asarray(b))
+                    checks += 1
+                mine = S.copy()
+                mine[KL.S_CAPITAL + s] += 1 + rnd.randrange(9)
+                assert not np.array_equal(kernel_view(K, V, mine, s, L.DP_COMMIT),
+                                          kernel_view(K, V, S, s, L.DP_COMMIT))
+            K.round_step(k, R, P, V, S, players, r, np.int64(seed), np.int64(game), deck, T)
+            if S[KL.S_OVER] == 1:
+                break
+        if S[KL.S_OVER] == 1:
+            break
+        K.close_round(R, V, S, players, r)
+    assert checks >= players * len(decisions)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("players", [3, 4, 5, 6])
+def test_fast_build_equals_checked_build_long(players):
+    rules = load_rules(players=players)
+    for lu in (Lineup(), parse_lineup("random")):
+        for first in range(0, 100_000, 25_000):
+            fast = simulate(rules, lu, 11, 25_000, first_game=first)
+            checked = simulate(rules, lu, 11, 25_000, first_game=first, checked=True)
+            assert same(fast, checked) is None, same(fast, checked)
+
+
+@pytest.mark.long
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_fast_build_equals_checked_build_on_random_rules_long(data):
+    rules = data.draw(rules_st(), label="rules")
+    lineup = data.draw(lineup_st(rules.players), label="lineup")
+    seed = data.draw(seed_st(), label="seed")
+    fast = simulate(rules, lineup, seed, 200)
+    checked = simulate(rules, lineup, seed, 200, checked=True)
+    assert same(fast, checked) is None, same(fast, checked)
