@@ -128,9 +128,9 @@ def perturbed(S, seat: int, n: int, rnd: random.Random) -> np.ndarray:
         if t == seat:
             continue
         for f in HIDDEN:
-            S2[f + t] = rnd.randrange(0, 40)
-        if S[KL.S_REVEALED + t] == 0:
-            S2[KL.S_AGENDA + t] = rnd.randrange(L.N_AGENDAS)
+            S2[KL.seat_index(f, t)] = rnd.randrange(0, 40)
+        if S[KL.seat_index(KL.S_REVEALED, t)] == 0:
+            S2[KL.seat_index(KL.S_AGENDA, t)] = rnd.randrange(L.N_AGENDAS)
     return S2
 
 
@@ -162,8 +162,8 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
         V[L.V_ROUND] = r
         for k in range(K.N_ROUND_STEPS):
             for s in range(players):
-                entry = int(S[KL.S_ENTRY + s])
-                bot = registry()[build.bots[int(S[KL.S_BOT + s])]]
+                entry = int(S[KL.seat_index(KL.S_ENTRY, s)])
+                bot = registry()[build.bots[int(S[KL.seat_index(KL.S_BOT, s)])]]
                 for d in decisions:
                     view = kernel_view(K, V, S, s, d)
                     other = kernel_view(K, V, perturbed(S, s, players, rnd), s, d)
@@ -174,7 +174,7 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
                     assert np.array_equal(np.asarray(a), np.asarray(b))
                     checks += 1
                 mine = S.copy()
-                mine[KL.S_CAPITAL + s] += 1 + rnd.randrange(9)
+                mine[KL.seat_index(KL.S_CAPITAL, s)] += 1 + rnd.randrange(9)
                 assert not np.array_equal(kernel_view(K, V, mine, s, L.DP_COMMIT),
                                           kernel_view(K, V, S, s, L.DP_COMMIT))
             K.round_step(k, R, P, V, S, players, r, np.int64(seed), np.int64(game), deck, T)

@@ -52,6 +52,7 @@ from fbsim.kernel.layout import (
     ERR_FOG,
     ERR_MARKET,
     G_ERROR,
+    PRIV,
     S_ACCUSERS,
     S_AGENDA,
     S_BOT,
@@ -84,6 +85,7 @@ from fbsim.kernel.layout import (
     S_OVER,
     S_POINTED,
     S_POT_LOST,
+    S_PRIVATE,
     S_REQUEST,
     S_REVEALED,
     S_SIZE,
@@ -132,9 +134,9 @@ def seat_at(first, i, n):
 @jit
 def can_buy_any(R, V, S, s, labour):
     """R-V6: seat s has the free WORKS and the Capital for some card in the market."""
-    if S[S_FREE_WORKS + s] < labour:
+    if S[S_FREE_WORKS + s * PRIV] < labour:
         return False
-    cap = S[S_CAPITAL + s]
+    cap = S[S_CAPITAL + s * PRIV]
     for i in range(R[L.R_MARKET_SIZE]):
         kind = V[L.V_MARKET + i]
         if kind >= 0 and afield(R, kind, L.A_PRICE) <= cap:
@@ -144,37 +146,18 @@ def can_buy_any(R, V, S, s, labour):
 
 @jit
 def is_rev_accel(S, s):
-    return S[S_REVEALED + s] == 1 and S[S_AGENDA + s] == L.ACCELERATIONIST
+    return S[S_REVEALED + s] == 1 and S[S_AGENDA + s * PRIV] == L.ACCELERATIONIST
 
 
 @jit
 def write_private(V, S, s, decision):
-    """The deciding seat's private view (R-I2), written over the shared public view."""
+    """The deciding seat's private view (R-I2), written over the shared public view: one
+    contiguous copy of the seat's private block (`fbsim.kernel.layout.PRIV`)."""
     V[L.V_DECISION] = decision
     V[L.V_SEAT] = s
-    V[L.V_MY_CAPITAL] = S[S_CAPITAL + s]
-    V[L.V_MY_AGENDA] = S[S_AGENDA + s]
-    V[L.V_MY_MASKS] = S[S_MASKS + s]
-    if S[S_COMMITTED + s] == 1:
-        V[L.V_MY_WORKS] = S[S_WORKS + s]
-        V[L.V_MY_COOL] = S[S_COOL + s]
-        V[L.V_MY_BURN] = S[S_BURN + s]
-        V[L.V_MY_MASKED_COOL] = S[S_MCOOL + s]
-        V[L.V_MY_MASKED_BURN] = S[S_MBURN + s]
-    else:
-        V[L.V_MY_WORKS] = 0
-        V[L.V_MY_COOL] = 0
-        V[L.V_MY_BURN] = 0
-        V[L.V_MY_MASKED_COOL] = 0
-        V[L.V_MY_MASKED_BURN] = 0
-    V[L.V_MY_FREE_WORKS] = S[S_FREE_WORKS + s]
-    V[L.V_MY_BOUGHT] = S[S_BOUGHT + s]
-    V[L.V_MY_FOG_IN_ROUND] = S[S_FOG_IN_ROUND + s]
-    V[L.V_MY_FOG_IN_TOTAL] = S[S_FOG_IN + s]
-    V[L.V_MY_REQUESTED_TOTAL] = S[S_FOG_REQ + s]
-    V[L.V_MY_RECEIVED_TOTAL] = S[S_FOG_REC + s]
-    V[L.V_MY_MASKED_COOL_TOTAL] = S[S_COOL_MASKED_T + s]
-    V[L.V_MY_MASKED_BURN_TOTAL] = S[S_BURN_MASKED_T + s]
+    base = S_PRIVATE + s * PRIV
+    for i in range(PRIV):
+        V[L.V_PRIVATE_START + i] = S[base + i]
 
 
 # --------------------------------------------------------------------------- setup
@@ -217,13 +200,13 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
     for s in range(n):
         V[L.V_REVEALED_AGENDA + s] = -1
         a = agenda_deck[s]
-        S[S_AGENDA + s] = a
+        S[S_AGENDA + s * PRIV] = a
         S[S_BOT + s] = seat_bot[s] if seat_bot[s] >= 0 else bot_of_agenda[a]
         S[S_ENTRY + s] = L.N_AGENDAS + s if seat_bot[s] >= 0 else a
-        S[S_MASKS + s] = R[L.R_MASKS]
+        S[S_MASKS + s * PRIV] = R[L.R_MASKS]
     for place in range(n):
         s = seat_at(first, place, n)
-        S[S_CAPITAL + s] = R[L.R_CAPITAL] + place * R[L.R_STAGGER]  # R-S2, R-S3
+        S[S_CAPITAL + s * PRIV] = R[L.R_CAPITAL] + place * R[L.R_STAGGER]  # R-S2, R-S3
 
 
 # --------------------------------------------------------------------------- the round
@@ -233,7 +216,7 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
 def pay_income(R, V, S, n):
     """R-W1 (S_INCOME holds each seat's income, kept up to date at every purchase)."""
     for s in range(n):
-        S[S_CAPITAL + s] += S[S_INCOME + s]
+        S[S_CAPITAL + s * PRIV] += S[S_INCOME + s]
 
 
 @jit
@@ -293,22 +276,22 @@ def commit(R, P, V, S, n, r, seed, game, T):
         if CHECKED and not commit_is_legal(R, V, works, cool, burn, mc, mb):
             fail(S, ERR_COMMIT, r, s)
             return
-        S[S_WORKS + s] = works
-        S[S_COOL + s] = cool
-        S[S_BURN + s] = burn
-        S[S_MCOOL + s] = mc
-        S[S_MBURN + s] = mb
+        S[S_WORKS + s * PRIV] = works
+        S[S_COOL + s * PRIV] = cool
+        S[S_BURN + s * PRIV] = burn
+        S[S_MCOOL + s * PRIV] = mc
+        S[S_MBURN + s * PRIV] = mb
     for s in range(n):
         S[S_COMMITTED + s] = 1
-        S[S_MASKS + s] -= S[S_MCOOL + s] + S[S_MBURN + s]  # R-C2
-        S[S_WORKS_T + s] += S[S_WORKS + s]
-        S[S_COOL_OPEN_T + s] += S[S_COOL + s] - S[S_MCOOL + s]
-        S[S_COOL_MASKED_T + s] += S[S_MCOOL + s]
-        S[S_BURN_OPEN_T + s] += S[S_BURN + s] - S[S_MBURN + s]
-        S[S_BURN_MASKED_T + s] += S[S_MBURN + s]
-        S[S_FREE_WORKS + s] = S[S_WORKS + s]
-        S[S_BOUGHT + s] = 0
-        S[S_FOG_IN_ROUND + s] = 0
+        S[S_MASKS + s * PRIV] -= S[S_MCOOL + s * PRIV] + S[S_MBURN + s * PRIV]  # R-C2
+        S[S_WORKS_T + s] += S[S_WORKS + s * PRIV]
+        S[S_COOL_OPEN_T + s] += S[S_COOL + s * PRIV] - S[S_MCOOL + s * PRIV]
+        S[S_COOL_MASKED_T + s * PRIV] += S[S_MCOOL + s * PRIV]
+        S[S_BURN_OPEN_T + s] += S[S_BURN + s * PRIV] - S[S_MBURN + s * PRIV]
+        S[S_BURN_MASKED_T + s * PRIV] += S[S_MBURN + s * PRIV]
+        S[S_FREE_WORKS + s * PRIV] = S[S_WORKS + s * PRIV]
+        S[S_BOUGHT + s * PRIV] = 0
+        S[S_FOG_IN_ROUND + s * PRIV] = 0
 
 
 @jit
@@ -319,18 +302,18 @@ def reveal(R, V, S, n):
     all_cool = 0
     all_burn = 0
     for s in range(n):
-        oc = S[S_COOL + s] - S[S_MCOOL + s]
-        ob = S[S_BURN + s] - S[S_MBURN + s]
-        V[L.V_LAST_OPEN_WORKS + s] = S[S_WORKS + s]
+        oc = S[S_COOL + s * PRIV] - S[S_MCOOL + s * PRIV]
+        ob = S[S_BURN + s * PRIV] - S[S_MBURN + s * PRIV]
+        V[L.V_LAST_OPEN_WORKS + s] = S[S_WORKS + s * PRIV]
         V[L.V_LAST_OPEN_COOL + s] = oc
         V[L.V_LAST_OPEN_BURN + s] = ob
-        V[L.V_OPEN_WORKS_TOTAL + s] += S[S_WORKS + s]
+        V[L.V_OPEN_WORKS_TOTAL + s] += S[S_WORKS + s * PRIV]
         V[L.V_OPEN_COOL_TOTAL + s] += oc
         V[L.V_OPEN_BURN_TOTAL + s] += ob
-        fog_cool += S[S_MCOOL + s]
-        fog_burn += S[S_MBURN + s]
-        all_cool += S[S_COOL + s]
-        all_burn += S[S_BURN + s]
+        fog_cool += S[S_MCOOL + s * PRIV]
+        fog_burn += S[S_MBURN + s * PRIV]
+        all_cool += S[S_COOL + s * PRIV]
+        all_burn += S[S_BURN + s * PRIV]
     V[L.V_LAST_FOG_COOL] = fog_cool
     V[L.V_LAST_FOG_BURN] = fog_burn
     V[L.V_FOG_COOL_TOTAL] += fog_cool
@@ -349,14 +332,14 @@ def reveal(R, V, S, n):
 def pay_burns_and_cools(R, V, S, n):
     """R-V3 then R-V4."""
     for s in range(n):
-        ob = S[S_BURN + s] - S[S_MBURN + s]
-        S[S_CAPITAL + s] += ob * burn_pay(R, S, s)
-        to_pot = S[S_MBURN + s] * R[L.R_FOG_PER_MASKED_BURN]
-        S[S_FOG_IN + s] += to_pot
-        S[S_FOG_IN_ROUND + s] = to_pot
+        ob = S[S_BURN + s * PRIV] - S[S_MBURN + s * PRIV]
+        S[S_CAPITAL + s * PRIV] += ob * burn_pay(R, S, s)
+        to_pot = S[S_MBURN + s * PRIV] * R[L.R_FOG_PER_MASKED_BURN]
+        S[S_FOG_IN + s * PRIV] += to_pot
+        S[S_FOG_IN_ROUND + s * PRIV] = to_pot
         V[L.V_POT] += to_pot
     for s in range(n):
-        S[S_CAPITAL + s] -= S[S_COOL + s] * R[L.R_COOL_COST]
+        S[S_CAPITAL + s * PRIV] -= S[S_COOL + s * PRIV] * R[L.R_COOL_COST]
 
 
 @jit
@@ -378,9 +361,9 @@ def fog_claims(R, P, V, S, n, r, seed, game, T):
         got = req if req < pot else pot
         if got < req and R[L.R_FOG_PARTIAL_FILL] == 0:
             got = 0
-        S[S_FOG_REQ + s] += req
-        S[S_FOG_REC + s] += got
-        S[S_CAPITAL + s] += got
+        S[S_FOG_REQ + s * PRIV] += req
+        S[S_FOG_REC + s * PRIV] += got
+        S[S_CAPITAL + s * PRIV] += got
         V[L.V_POT] = pot - got
     if R[L.R_FOG_CARRY_OVER] == 0:
         V[L.V_POT] = 0
@@ -409,15 +392,15 @@ def market_turns(R, P, V, S, n, r, seed, game, deck, T):
                 return
             kind = V[L.V_MARKET + slot]
             price = afield(R, kind, L.A_PRICE)
-            if CHECKED and (S[S_FREE_WORKS + s] < labour or S[S_CAPITAL + s] < price):
+            if CHECKED and (S[S_FREE_WORKS + s * PRIV] < labour or S[S_CAPITAL + s * PRIV] < price):
                 fail(S, ERR_MARKET, r, s)
                 return
-            S[S_FREE_WORKS + s] -= labour
-            S[S_BOUGHT + s] += 1
+            S[S_FREE_WORKS + s * PRIV] -= labour
+            S[S_BOUGHT + s * PRIV] += 1
             V[L.V_OWNED + s * L.MAX_KINDS + kind] += 1
             V[L.V_TABLE_PPM] += afield(R, kind, L.A_PPM)
             S[S_INCOME + s] += afield(R, kind, L.A_INCOME)
-            S[S_CAPITAL + s] -= price
+            S[S_CAPITAL + s * PRIV] -= price
             pos = S[S_DECK_POS]
             if pos < S[S_DECK_LEN]:
                 V[L.V_MARKET + slot] = deck[pos]
@@ -426,8 +409,8 @@ def market_turns(R, P, V, S, n, r, seed, game, deck, T):
                 V[L.V_MARKET + slot] = -1
             V[L.V_DECK_LEFT] = S[S_DECK_LEN] - S[S_DECK_POS]
             V[L.V_WORLD_PROJECTION] = project_world(R, V)
-        S[S_CAPITAL + s] += S[S_FREE_WORKS + s] * R[L.R_WAGE]
-        S[S_FREE_WORKS + s] = 0
+        S[S_CAPITAL + s * PRIV] += S[S_FREE_WORKS + s * PRIV] * R[L.R_WAGE]
+        S[S_FREE_WORKS + s * PRIV] = 0
 
 
 @jit
@@ -486,7 +469,7 @@ def accusation(R, P, V, S, n, r, seed, game, T):
         return
     V[L.V_CORNERED_TOTAL + c] += 1
     cost = S[S_ACCUSERS + c] * R[L.R_PAY_PER_ACCUSER]
-    if S[S_CAPITAL + c] < cost:
+    if S[S_CAPITAL + c * PRIV] < cost:
         choice = 1  # R-A4: must reveal
     else:
         write_private(V, S, c, L.DP_CORNERED)
@@ -501,22 +484,27 @@ def accusation(R, P, V, S, n, r, seed, game, T):
             return
     if choice == 1:
         S[S_REVEALED + c] = 1
-        V[L.V_REVEALED_AGENDA + c] = S[S_AGENDA + c]
+        V[L.V_REVEALED_AGENDA + c] = S[S_AGENDA + c * PRIV]
     else:
         V[L.V_PAID_TOTAL + c] += 1
         pay = R[L.R_PAY_PER_ACCUSER]
         for s in range(n):
             if S[S_REQUEST + s] == c:
-                S[S_CAPITAL + c] -= pay
-                S[S_CAPITAL + s] += pay
+                S[S_CAPITAL + c * PRIV] -= pay
+                S[S_CAPITAL + s * PRIV] += pay
 
 
 @jit
 def end_round(V, S, n):
     for s in range(n):
         S[S_COMMITTED + s] = 0
-        S[S_FOG_IN_ROUND + s] = 0
-        S[S_BOUGHT + s] = 0
+        S[S_WORKS + s * PRIV] = 0  # no commitment yet in the next round (the view's 0)
+        S[S_COOL + s * PRIV] = 0
+        S[S_BURN + s * PRIV] = 0
+        S[S_MCOOL + s * PRIV] = 0
+        S[S_MBURN + s * PRIV] = 0
+        S[S_FOG_IN_ROUND + s * PRIV] = 0
+        S[S_BOUGHT + s * PRIV] = 0
     V[L.V_FIRST_PLAYER] = seat_at(V[L.V_FIRST_PLAYER], 1, n)
 
 
@@ -554,8 +542,8 @@ def score(R, V, S, n):
         best_bunk = -1
         for i in range(n):
             s = seat_at(start, i, n)
-            cap = S[S_CAPITAL + s]
-            if S[S_AGENDA + s] != L.ACCELERATIONIST or cap < R[L.R_COLLAPSE_MIN_CAPITAL]:
+            cap = S[S_CAPITAL + s * PRIV]
+            if S[S_AGENDA + s * PRIV] != L.ACCELERATIONIST or cap < R[L.R_COLLAPSE_MIN_CAPITAL]:
                 continue
             bunk = 0
             for k in range(R[L.R_N_KINDS]):
@@ -573,19 +561,19 @@ def score(R, V, S, n):
         else:
             f = L.A_LEGACY_EXTREME
         for s in range(n):
-            leg = S[S_CAPITAL + s] // R[L.R_CAPITAL_PER_LEGACY]
+            leg = S[S_CAPITAL + s * PRIV] // R[L.R_CAPITAL_PER_LEGACY]
             for k in range(R[L.R_N_KINDS]):
                 leg += V[L.V_OWNED + s * L.MAX_KINDS + k] * afield(R, k, f)
-            leg += (S[S_COOL_OPEN_T + s] + S[S_COOL_MASKED_T + s]
-                    - S[S_BURN_OPEN_T + s] - S[S_BURN_MASKED_T + s])
-            leg += agenda_bonus(R, V, S[S_AGENDA + s], band, dial, s)
+            leg += (S[S_COOL_OPEN_T + s] + S[S_COOL_MASKED_T + s * PRIV]
+                    - S[S_BURN_OPEN_T + s] - S[S_BURN_MASKED_T + s * PRIV])
+            leg += agenda_bonus(R, V, S[S_AGENDA + s * PRIV], band, dial, s)
             S[S_LEGACY + s] = leg
         best_leg = 0
         best_cool = 0
         for i in range(n):
             s = seat_at(start, i, n)
             leg = S[S_LEGACY + s]
-            cool = S[S_COOL_OPEN_T + s] + S[S_COOL_MASKED_T + s]
+            cool = S[S_COOL_OPEN_T + s] + S[S_COOL_MASKED_T + s * PRIV]
             if winner < 0 or leg > best_leg or (leg == best_leg and cool > best_cool):
                 winner = s
                 best_leg = leg
@@ -691,19 +679,19 @@ def write_record(j, r, R, V, S, G, SE, AS, DR):
     G[j, G_POT_LEFT] = S[S_POT_LOST]
     G[j, G_ERROR] = S[S_ERROR]
     for s in range(n):
-        SE[j, SE_AGENDA, s] = S[S_AGENDA + s]
+        SE[j, SE_AGENDA, s] = S[S_AGENDA + s * PRIV]
         SE[j, SE_BOT, s] = S[S_ENTRY + s]  # the seat's lineup entry
-        SE[j, SE_CAPITAL, s] = S[S_CAPITAL + s]
+        SE[j, SE_CAPITAL, s] = S[S_CAPITAL + s * PRIV]
         SE[j, SE_LEGACY, s] = S[S_LEGACY + s] if band != L.COLLAPSE else 0
         SE[j, SE_WORKS, s] = S[S_WORKS_T + s]
         SE[j, SE_COOL_OPEN, s] = S[S_COOL_OPEN_T + s]
-        SE[j, SE_COOL_MASKED, s] = S[S_COOL_MASKED_T + s]
+        SE[j, SE_COOL_MASKED, s] = S[S_COOL_MASKED_T + s * PRIV]
         SE[j, SE_BURN_OPEN, s] = S[S_BURN_OPEN_T + s]
-        SE[j, SE_BURN_MASKED, s] = S[S_BURN_MASKED_T + s]
-        SE[j, SE_MASKS_LEFT, s] = S[S_MASKS + s]
-        SE[j, SE_FOG_IN, s] = S[S_FOG_IN + s]
-        SE[j, SE_FOG_REQUESTED, s] = S[S_FOG_REQ + s]
-        SE[j, SE_FOG_RECEIVED, s] = S[S_FOG_REC + s]
+        SE[j, SE_BURN_MASKED, s] = S[S_BURN_MASKED_T + s * PRIV]
+        SE[j, SE_MASKS_LEFT, s] = S[S_MASKS + s * PRIV]
+        SE[j, SE_FOG_IN, s] = S[S_FOG_IN + s * PRIV]
+        SE[j, SE_FOG_REQUESTED, s] = S[S_FOG_REQ + s * PRIV]
+        SE[j, SE_FOG_RECEIVED, s] = S[S_FOG_REC + s * PRIV]
         SE[j, SE_POINTED_AT, s] = S[S_POINTED + s]
         SE[j, SE_CORNERED, s] = V[L.V_CORNERED_TOTAL + s]
         SE[j, SE_REVEALED, s] = S[S_REVEALED + s]

@@ -21,30 +21,40 @@ KERNEL_VERSION = 3  # 2: the Dial at the end of every round (records and aggrega
 P6 = L.MAX_PLAYERS
 _take = L.Fields().take
 
-S_CAPITAL = _take(P6)
-S_AGENDA = _take(P6)
+# Each seat's private fields (R-I2) form one block per seat, in the order of the view's
+# private section (V_MY_CAPITAL .. V_MY_MASKED_BURN_TOTAL), so that writing a seat's private
+# view is one contiguous copy: seat s's field F is S[F + s * PRIV] (every other per-seat
+# field below is S[F + s]). This round's commitment (S_WORKS .. S_MBURN) is 0 until the seat
+# commits (`end_round` clears it), as the view shows it.
+PRIV = L.V_MY_MASKED_BURN_TOTAL - L.V_PRIVATE_START + 1
+S_PRIVATE = _take(P6 * PRIV)
+S_CAPITAL = S_PRIVATE + L.V_MY_CAPITAL - L.V_PRIVATE_START
+S_AGENDA = S_PRIVATE + L.V_MY_AGENDA - L.V_PRIVATE_START
+S_MASKS = S_PRIVATE + L.V_MY_MASKS - L.V_PRIVATE_START
+S_WORKS = S_PRIVATE + L.V_MY_WORKS - L.V_PRIVATE_START  # this round's commitment
+S_COOL = S_PRIVATE + L.V_MY_COOL - L.V_PRIVATE_START
+S_BURN = S_PRIVATE + L.V_MY_BURN - L.V_PRIVATE_START
+S_MCOOL = S_PRIVATE + L.V_MY_MASKED_COOL - L.V_PRIVATE_START
+S_MBURN = S_PRIVATE + L.V_MY_MASKED_BURN - L.V_PRIVATE_START
+S_FREE_WORKS = S_PRIVATE + L.V_MY_FREE_WORKS - L.V_PRIVATE_START
+S_BOUGHT = S_PRIVATE + L.V_MY_BOUGHT - L.V_PRIVATE_START
+S_FOG_IN_ROUND = S_PRIVATE + L.V_MY_FOG_IN_ROUND - L.V_PRIVATE_START
+S_FOG_IN = S_PRIVATE + L.V_MY_FOG_IN_TOTAL - L.V_PRIVATE_START
+S_FOG_REQ = S_PRIVATE + L.V_MY_REQUESTED_TOTAL - L.V_PRIVATE_START
+S_FOG_REC = S_PRIVATE + L.V_MY_RECEIVED_TOTAL - L.V_PRIVATE_START
+S_COOL_MASKED_T = S_PRIVATE + L.V_MY_MASKED_COOL_TOTAL - L.V_PRIVATE_START
+S_BURN_MASKED_T = S_PRIVATE + L.V_MY_MASKED_BURN_TOTAL - L.V_PRIVATE_START
+PRIVATE_FIELDS = (S_CAPITAL, S_AGENDA, S_MASKS, S_WORKS, S_COOL, S_BURN, S_MCOOL, S_MBURN,
+                  S_FREE_WORKS, S_BOUGHT, S_FOG_IN_ROUND, S_FOG_IN, S_FOG_REQ, S_FOG_REC,
+                  S_COOL_MASKED_T, S_BURN_MASKED_T)
 S_BOT = _take(P6)  # the bot (dispatch id)
 S_ENTRY = _take(P6)  # the lineup entry: its parameter row, the records' `bot`
-S_MASKS = _take(P6)
 S_REVEALED = _take(P6)
 S_WORKS_T = _take(P6)
 S_COOL_OPEN_T = _take(P6)
-S_COOL_MASKED_T = _take(P6)
 S_BURN_OPEN_T = _take(P6)
-S_BURN_MASKED_T = _take(P6)
-S_FOG_IN = _take(P6)
-S_FOG_REQ = _take(P6)
-S_FOG_REC = _take(P6)
 S_POINTED = _take(P6)
-S_WORKS = _take(P6)  # this round's commitment
-S_COOL = _take(P6)
-S_BURN = _take(P6)
-S_MCOOL = _take(P6)
-S_MBURN = _take(P6)
 S_COMMITTED = _take(P6)  # 1 once this round's commitment is made
-S_FREE_WORKS = _take(P6)
-S_BOUGHT = _take(P6)
-S_FOG_IN_ROUND = _take(P6)
 S_REQUEST = _take(P6)  # this round's Fog request / Accusation target (scratch)
 S_WEIGHT = _take(P6)  # Accusation weight on each seat (scratch)
 S_ACCUSERS = _take(P6)
@@ -76,3 +86,8 @@ ERR_RULES = {ERR_COMMIT: "R-C1..R-C3", ERR_FOG: "R-V5", ERR_MARKET: "R-V6",
 # MAX_ROUNDS]. The game array has one more column than the record's game fields: S_ERROR.
 G_ERROR = len(GAME_FIELDS)
 G_COLUMNS = G_ERROR + 1
+
+
+def seat_index(field: int, seat: int) -> int:
+    """The index in S of a per-seat field for one seat (a private field's stride is PRIV)."""
+    return field + seat * (PRIV if field in PRIVATE_FIELDS else 1)
