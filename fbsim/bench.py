@@ -16,9 +16,9 @@ Paths (`PATHS`):
   (`pip install -e '.[bench]'`): an outside yardstick measured in the same run.
 
 Every path but `reference` and `openspiel` runs on one thread; the runner also on `threads`
-threads (its scaling). The paths are measured in turn, `repeats` times over, and each keeps its
-best time, so that the machine's other load disturbs the ratios as little as it can; read the
-figures as ratios. Also timed: the cold compile (an empty cache) and the warm start of
+threads (its scaling). Each path's games are played in slices, the slices of every path in
+turn, `repeats` times over, and each path keeps its fastest slice (time per game), so that the
+machine's other load disturbs the ratios as little as it can; read the figures as ratios. Also timed: the cold compile (an empty cache) and the warm start of
 `fbsim simulate`, each in a new process, and optionally the peak memory of a long run.
 """
 
@@ -101,7 +101,7 @@ def _timed(fn) -> float:
 
 
 def runner_seconds(rules: Rules, lineup: Lineup, games: int, threads: int,
-                   metrics: bool = True) -> float:
+                   metrics: bool = True, first: int = 0) -> float:
     """Seconds of `games` games through the runner, counted (runner) or not (kernel)."""
     arm = Arm(rules, lineup)
     tally = Tally.for_rules(rules, lineup)
@@ -115,20 +115,20 @@ def runner_seconds(rules: Rules, lineup: Lineup, games: int, threads: int,
     prev = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        return _timed(lambda: run_blocks([arm], 1, 0, games, count if metrics else drop,
+        return _timed(lambda: run_blocks([arm], 1, first, games, count if metrics else drop,
                                          tallies=[tally if metrics else None]))
     finally:
         numba.set_num_threads(prev)
 
 
-def checked_seconds(rules: Rules, lineup: Lineup, games: int) -> float:
+def checked_seconds(rules: Rules, lineup: Lineup, games: int, first: int = 0) -> float:
     from fbsim.kernel import Records, simulate
 
     out = Records(min(games, TAPE_BLOCK))
 
     def go():
         for lo in range(0, games, TAPE_BLOCK):
-            simulate(rules, lineup, 1, min(TAPE_BLOCK, games - lo), first_game=lo,
+            simulate(rules, lineup, 1, min(TAPE_BLOCK, games - lo), first_game=first + lo,
                      checked=True, out=out, threads=1)
     return _timed(go)
 
@@ -141,7 +141,7 @@ def tape_length(rules: Rules) -> int:
     return 1 + rules.rounds * (rules.players * 8 + deck + 1)
 
 
-def floor_seconds(rules: Rules, lineup: Lineup, games: int) -> float:
+def floor_seconds(rules: Rules, lineup: Lineup, games: int, first: int = 0) -> float:
     """Seconds to replay `games` games from their recorded answers (recording untimed)."""
     from fbsim.kernel import Records, bot_arrays
     from fbsim.kernel.build import build_for
@@ -156,16 +156,16 @@ def floor_seconds(rules: Rules, lineup: Lineup, games: int) -> float:
     for lo in range(0, games, block):
         m = min(block, games - lo)
         arrays, t = out.arrays(m), tapes[:m]
-        rec.run(R, P, by_agenda, seat_bot, 1, lo, m, m, arrays, t, threads=1)
+        rec.run(R, P, by_agenda, seat_bot, 1, first + lo, m, m, arrays, t, threads=1)
         t0 = time.perf_counter()
-        rep.run(R, P, by_agenda, seat_bot, 1, lo, m, m, arrays, t, threads=1)
+        rep.run(R, P, by_agenda, seat_bot, 1, first + lo, m, m, arrays, t, threads=1)
         total += time.perf_counter() - t0
     return total
 
 
-def reference_seconds(rules: Rules, lineup: Lineup, games: int) -> float:
+def reference_seconds(rules: Rules, lineup: Lineup, games: int, first: int = 0) -> float:
     def go():
-        for i in range(games):
+        for i in range(first, first + games):
             play_game(rules, lineup, 1, i)
     return _timed(go)
 
@@ -178,7 +178,7 @@ def openspiel_available() -> bool:
     return True
 
 
-def openspiel_seconds(games: int) -> float:
+def openspiel_seconds(games: int, first: int = 0) -> float:
     import pyspiel
 
     game = pyspiel.load_game(OPENSPIEL_GAME)
@@ -186,12 +186,14 @@ def openspiel_seconds(games: int) -> float:
     bots = [pyspiel.make_uniform_random_bot(p, 1234 + p) for p in range(players)]
 
     def go():
-        for i in range(games):
+        for i in range(first, first + games):
             pyspiel.evaluate_bots(game.new_initial_state(), bots, i)
     return _timed(go)
 
 
 # ------------------------------------------------------------------ the run
+
+SLICES = 10  # each measurement is played in this many slices, interleaved with the others'
 
 
 def run_bench(players=(3, 4, 5, 6), games: int = 200_000, ref_games: int = 300,
@@ -199,12 +201,17 @@ def run_bench(players=(3, 4, 5, 6), games: int = 200_000, ref_games: int = 300,
               threads: int | None = None, repeats: int = 3, compile_times: bool = True,
               openspiel_games: int = 20_000, rss_games: int | None = None,
               echo=None) -> dict:
+    """Every path at every table size. A path's `games` are played in SLICES slices, and the
+    slices of all paths in turn, `repeats` times over; each path keeps its fastest time per
+    game over its slices (a burst of the machine's other load then spoils a slice, not the
+    figure)."""
     lineup = lineup or Lineup()
     threads = threads or numba.config.NUMBA_NUM_THREADS
     with_os = openspiel_available()
     result: dict = {"threads": threads, "games": games, "ref_games": ref_games,
                     "openspiel_games": openspiel_games if with_os else 0,
-                    "repeats": repeats, "lineup": lineup.describe(), "machine": machine(),
+                    "repeats": repeats, "slices": SLICES, "lineup": lineup.describe(),
+                    "machine": machine(),
                     "paths": {k: v for k, v in PATHS.items() if with_os or k != "openspiel"},
                     "players": {}}
     if not with_os and echo:
@@ -226,47 +233,35 @@ def run_bench(players=(3, 4, 5, 6), games: int = 200_000, ref_games: int = 300,
         if echo:
             echo(f"{n} players: compiling and warming every path ...")
         work = {
-            "runner": lambda r=rules: runner_seconds(r, lineup, games, 1),
-            f"runner_{threads}": lambda r=rules: runner_seconds(r, lineup, games, threads),
-            "kernel": lambda r=rules: runner_seconds(r, lineup, games, 1, metrics=False),
-            "checked": lambda r=rules: checked_seconds(r, lineup, games),
-            "floor": lambda r=rules: floor_seconds(r, lineup, games),
-            "reference": lambda r=rules: reference_seconds(r, lineup, ref_games),
+            "runner": lambda m, f, r=rules: runner_seconds(r, lineup, m, 1, first=f),
+            f"runner_{threads}": lambda m, f, r=rules: runner_seconds(r, lineup, m, threads,
+                                                                      first=f),
+            "kernel": lambda m, f, r=rules: runner_seconds(r, lineup, m, 1, False, f),
+            "checked": lambda m, f, r=rules: checked_seconds(r, lineup, m, f),
+            "floor": lambda m, f, r=rules: floor_seconds(r, lineup, m, f),
+            "reference": lambda m, f, r=rules: reference_seconds(r, lineup, m, f),
         }
         count = {k: games for k in work}
         count["reference"] = ref_games
         if with_os:
-            work["openspiel"] = lambda: openspiel_seconds(openspiel_games)
+            work["openspiel"] = lambda m, f: openspiel_seconds(m, f)
             count["openspiel"] = openspiel_games
-        warm = {k: max(1, c // 100) for k, c in count.items()}
-        for k in work:  # compile and warm each path (not timed)
-            _warm(k, rules, lineup, warm[k], threads)
+        for k, fn in work.items():  # compile and warm each path (not timed)
+            fn(max(1, count[k] // 100), 0)
         best = {k: float("inf") for k in work}
-        for i in range(repeats):
-            if echo:
-                echo(f"{n} players: measuring, round {i + 1} of {repeats} ...")
+        for i in range(repeats * SLICES):
+            if echo and i % SLICES == 0:
+                echo(f"{n} players: measuring, round {i // SLICES + 1} of {repeats} ...")
             for k, fn in work.items():
-                best[k] = min(best[k], fn())
-        result["players"][n] = summarise(best, count, threads)
+                m = max(1, count[k] // SLICES)
+                best[k] = min(best[k], fn(m, (i % SLICES) * m) / m)
+        result["players"][n] = summarise(best, threads)
     return result
 
 
-def _warm(path: str, rules: Rules, lineup: Lineup, m: int, threads: int) -> None:
-    if path == "reference":
-        reference_seconds(rules, lineup, 1)
-    elif path == "openspiel":
-        openspiel_seconds(10)
-    elif path == "checked":
-        checked_seconds(rules, lineup, m)
-    elif path == "floor":
-        floor_seconds(rules, lineup, m)
-    else:
-        runner_seconds(rules, lineup, m, threads if path.startswith("runner_") else 1,
-                       metrics=path.startswith("runner"))
-
-
-def summarise(best: dict[str, float], count: dict[str, int], threads: int) -> dict:
-    us = {k: 1e6 * best[k] / count[k] for k in best}
+def summarise(best: dict[str, float], threads: int) -> dict:
+    """The figures of one table size from each path's best seconds per game."""
+    us = {k: 1e6 * v for k, v in best.items()}
     row: dict = {"us_per_game": {k: v for k, v in us.items() if k != f"runner_{threads}"},
                  "games_per_s": {k: 1e6 / v for k, v in us.items()
                                  if k != f"runner_{threads}"}}
@@ -297,8 +292,9 @@ def machine() -> dict:
 def format_bench(res: dict) -> str:
     th = res["threads"]
     m = res["machine"]
-    lines = [f"fbsim bench: {res['games']:,} games per measurement ({res['ref_games']} for the "
-             f"reference engine), best of {res['repeats']}; lineup {res['lineup']}",
+    lines = [f"fbsim bench: {res['games']:,} games per path ({res['ref_games']} for the "
+             f"reference engine) in {res['slices']} slices, {res['repeats']} times over, "
+             f"each path's best slice; lineup {res['lineup']}",
              f"machine: {m['cpu'] or 'unknown CPU'}, {m['cores']} cores, {m['memory_gib']} GiB; "
              f"Python {m['python']}, numba {m['numba']}"]
     for name, what in res["paths"].items():
@@ -325,6 +321,52 @@ def format_bench(res: dict) -> str:
     lines.append("  x floor: time per game over the floor's; x OpenSpiel: OpenSpiel's time per "
                  "game over the path's (above 1: faster than OpenSpiel)")
     return "\n".join(lines)
+
+
+def format_markdown(res: dict, command: str = "fbsim bench") -> str:
+    """The figures as a Markdown page (what `results/bench.md` holds)."""
+    m = res["machine"]
+    os_on = "openspiel" in res["paths"]
+    out = ["# fbsim bench", "",
+           f"Measured with `{command}` on {m['cpu'] or 'an unknown CPU'}, {m['cores']} cores, "
+           f"{m['memory_gib']} GiB (Python {m['python']}, numba {m['numba']}, numpy "
+           f"{m['numpy']}); lineup `{res['lineup']}`; {res['games']:,} games per path "
+           f"({res['ref_games']} for the reference engine"
+           + (f", {res['openspiel_games']:,} for OpenSpiel" if os_on else "")
+           + f") played in {res['slices']} slices, the slices of every path in turn, "
+           f"{res['repeats']} times over; each path keeps its fastest slice (time per "
+           "game).", "",
+           "| path | what |", "| --- | --- |"]
+    out += [f"| {k} | {v} |" for k, v in res["paths"].items()]
+    out += ["", "| players | path | us/game | games/s | x floor |"
+            + (" x OpenSpiel |" if os_on else ""),
+            "| ---: | --- | ---: | ---: | ---: |" + (" ---: |" if os_on else "")]
+    for n, r in res["players"].items():
+        for path, us in r["us_per_game"].items():
+            line = (f"| {n} | {path} | {us:.2f} | {r['games_per_s'][path]:,.0f} | "
+                    f"{r['vs_floor'][path]:.2f} |")
+            if os_on:
+                line += f" {r['vs_openspiel'][path]:.2f} |"
+            out.append(line)
+    out += ["", f"The runner on {res['threads']} threads:", "",
+            "| players | games/s | over one thread |", "| ---: | ---: | ---: |"]
+    out += [f"| {n} | {r['runner_threads_games_per_s']:,.0f} | {r['scaling']:.2f}x |"
+            for n, r in res["players"].items()]
+    extra = []
+    if "cold_start_s" in res:
+        extra.append(f"- cold compile of the runner path (a new process, an empty cache): "
+                     f"{res['cold_start_s']:.1f} s; warm start of `fbsim.simulate` (a new "
+                     f"process, 1000 games): {res['warm_start_s']:.1f} s")
+    if "rss_mb" in res:
+        extra.append(f"- peak memory of a process aggregating {res['rss_games']:,} games "
+                     f"(4 players, every metric): {res['rss_mb']:.0f} MB")
+    if extra:
+        out += [""] + extra
+    out += ["", "x floor: the path's time per game over the engine-only floor's. "
+            + ("x OpenSpiel: OpenSpiel's time per game over the path's (above 1: faster than "
+               "OpenSpiel). " if os_on else "")
+            + "Read the figures as ratios: the machine's other load moves the absolute ones."]
+    return "\n".join(out) + "\n"
 
 
 def sweep_rates(players, games: int, workers: int, scheduler: str | None = None,

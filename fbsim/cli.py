@@ -161,9 +161,10 @@ def replay_cmd(
              "build, the engine-only floor (the same games replayed from recorded answers), "
              "the reference engine and, when the open-spiel package is installed (pip install "
              "-e '.[bench]'), OpenSpiel's C++ goofspiel with 4 players and random bots.\n\n"
-             "Each path is measured --repeats times in turn and keeps its best, on one thread "
-             "(the runner also on --threads); read the figures as ratios: the machine's other "
-             "load moves the absolute numbers. Also times a cold compile and a warm start.")
+             "Each path plays its games in 10 slices, the slices of every path in turn, "
+             "--repeats times over, and keeps its fastest slice, on one thread (the runner "
+             "also on --threads); read the figures as ratios: the machine's other load moves "
+             "the absolute numbers. Also times a cold compile and a warm start.")
 def bench_cmd(
     players: Annotated[str, typer.Option(help="Table sizes to measure, e.g. 3..6 or 4.")
                        ] = "3..6",
@@ -181,8 +182,8 @@ def bench_cmd(
         metavar="SEAT=BOT")] = None,
     threads: Annotated[int | None, typer.Option(
         help="Threads of the runner's second measurement (default: all).", min=1)] = None,
-    repeats: Annotated[int, typer.Option(help="Measurements per path; each keeps its best.",
-                                         min=1)] = 3,
+    repeats: Annotated[int, typer.Option(
+        help="Rounds of measurement; each path keeps its fastest slice.", min=1)] = 3,
     compile_times: Annotated[bool, typer.Option(
         "--compile/--no-compile", help="Also time a cold compile and a warm start.")] = True,
     rss_games: Annotated[str | None, typer.Option(
@@ -190,6 +191,9 @@ def bench_cmd(
              "(4 players), e.g. 1e8.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")
                        ] = False,
+    markdown: Annotated[bool, typer.Option(
+        "--markdown", help="Print the figures as a Markdown page (as results/bench.md).")
+                        ] = False,
     workers: Annotated[int | None, typer.Option(
         help="Instead: a one-point sweep through a local Dask cluster of this many worker "
              "processes, next to the same sweep in-process.", min=1)] = None,
@@ -200,7 +204,13 @@ def bench_cmd(
 ):
     import numba
 
-    from fbsim.bench import format_bench, format_sweep_rates, run_bench, sweep_rates
+    from fbsim.bench import (
+        format_bench,
+        format_markdown,
+        format_sweep_rates,
+        run_bench,
+        sweep_rates,
+    )
     from fbsim.game.lineup import parse_lineup
 
     base = _rules(rules_file, set_)
@@ -213,7 +223,7 @@ def bench_cmd(
         raise UsageError(f"--threads: at most {numba.config.NUMBA_NUM_THREADS} on this "
                          f"machine, got {threads}")
     lu = parse_lineup(lineup, seat or [], min(sizes) if sizes else None)
-    echo = None if as_json else (lambda m: typer.echo(m, err=True))
+    echo = None if as_json or markdown else (lambda m: typer.echo(m, err=True))
     if workers or scheduler:
         res = sweep_rates(sizes, n_games, workers or 0, scheduler,
                           None if rules_file is None else str(rules_file), set_ or [], echo)
@@ -223,7 +233,17 @@ def bench_cmd(
                     compile_times=compile_times, openspiel_games=openspiel_games,
                     rss_games=None if rss_games is None else _games(rss_games, "--rss-games"),
                     echo=echo)
-    typer.echo(json.dumps(res, indent=1) if as_json else format_bench(res))
+    if as_json:
+        typer.echo(json.dumps(res, indent=1))
+    elif markdown:
+        cmd = " ".join(["fbsim bench --markdown", f"--players {players}", f"--games {games}"]
+                       + ([f"--lineup {lineup}"] if lineup else [])
+                       + [f"--seat {x}" for x in seat or []]
+                       + ([f"--threads {threads}"] if threads else [])
+                       + ([f"--rss-games {rss_games}"] if rss_games else []))
+        typer.echo(format_markdown(res, cmd), nl=False)
+    else:
+        typer.echo(format_bench(res))
 
 
 def _progress(quiet: bool):
@@ -276,6 +296,10 @@ def simulate_cmd(
         help="Write one row per game (Parquet).", dir_okay=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the tables as JSON instead.")
                        ] = False,
+    checked: Annotated[bool, typer.Option(
+        "--checked", help="Play the kernel's checked build: every bot decision checked "
+                          "against the rules (the same games, a little slower; for trying "
+                          "a new bot).")] = False,
     quiet: QuietOpt = False,
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
@@ -286,7 +310,7 @@ def simulate_cmd(
     _parent_exists((out, "--out"), (records, "--records"))
     res = simulate(players=players, games=n, rules=rules_file, sets=set_ or [], lineup=lineup,
                    seats=seat or [], seed=seed, progress=_progress(quiet or as_json),
-                   records=records)
+                   records=records, checked=True if checked else None)
     if out is not None:
         write_metrics(res, out)
     if as_json:

@@ -193,3 +193,39 @@ def test_bots_lists_every_bot(capsys):
     assert "greed" in out
     code, out, _ = run(capsys, "bots", "--set", "bots.fog-grabber.greed=0.25")
     assert code == 0 and "greed = 0.25 " in out
+
+
+def test_bench_json_reports_every_path_with_ratios(capsys):
+    from fbsim.bench import openspiel_available
+
+    code, out, err = run(capsys, "bench", "--players", "4", "--games", "3000", "--ref-games",
+                         "3", "--openspiel-games", "200", "--repeats", "1", "--no-compile",
+                         "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    row = res["players"]["4"]
+    paths = {"runner", "kernel", "checked", "floor", "reference"} | (
+        {"openspiel"} if openspiel_available() else set())
+    assert set(row["us_per_game"]) == paths == set(res["paths"])
+    assert all(v > 0 for v in row["us_per_game"].values())
+    assert row["vs_floor"]["floor"] == 1.0
+    # the reference engine is far slower than the kernel on any machine
+    assert row["vs_floor"]["reference"] > 20 * row["vs_floor"]["kernel"]
+    import numba
+
+    assert res["threads"] == numba.config.NUMBA_NUM_THREADS and row["scaling"] > 0
+    assert res["machine"]["cores"] >= 1
+
+
+def test_bench_rejects_more_threads_than_the_machine(capsys):
+    code, _, err = run(capsys, "bench", "--players", "4", "--threads", "4096", "--no-compile")
+    assert code == 2 and "--threads" in err and len(err.strip().splitlines()) == 1
+
+
+def test_simulate_checked_plays_the_same_games(capsys):
+    code, fast, _ = run(capsys, "simulate", "--games", "3000", "--json", "--seed", "4")
+    code2, checked, _ = run(capsys, "simulate", "--games", "3000", "--json", "--seed", "4",
+                            "--checked")
+    assert code == code2 == 0
+    strip = lambda doc: {k: v for k, v in json.loads(doc).items() if k != "provenance"}  # noqa: E731
+    assert strip(fast) == strip(checked)

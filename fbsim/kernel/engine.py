@@ -2,7 +2,7 @@
 
 Each function mirrors the reference engine's function of the same name
 (`fbsim/reference/engine.py`) and cites the same rules; the property tests check that both
-give the same record for every game. No Python objects below `run_games`; nothing is
+give the same record for every game. No Python objects below `run_chunk`; nothing is
 allocated inside the per-game loop.
 """
 

@@ -61,6 +61,7 @@ class Arm:
 
     rules: Rules
     lineup: Lineup
+    checked: bool | None = None  # the kernel's checked build (None: fast, or FBSIM_CHECKED)
 
 
 def play(arm: Arm, seed: int, first: int, n: int, out=None, tally: Tally | None = None
@@ -72,12 +73,17 @@ def play(arm: Arm, seed: int, first: int, n: int, out=None, tally: Tally | None 
     from fbsim.kernel import simulate
 
     if tally is None:
-        return simulate(arm.rules, arm.lineup, seed, n, first_game=first, out=out)
+        return simulate(arm.rules, arm.lineup, seed, n, first_game=first, out=out,
+                        checked=arm.checked)
     m = tally.measurer(arm.rules, arm.lineup)
     m.start(n)
+
+    def after(arrays: tuple, lo: int, hi: int) -> None:
+        G, SE, _, DR = arrays
+        m.chunk((G, SE, DR), lo, hi)
+
     rec = simulate(arm.rules, arm.lineup, seed, n, first_game=first, out=out,
-                   after=lambda arrays, lo, hi: m.chunk((arrays[0], arrays[1], arrays[3]),
-                                                        lo, hi))
+                   checked=arm.checked, after=after)
     rec.measured = (m, m.finish())
     return rec
 

@@ -74,11 +74,13 @@ class SimulationResult:
 def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = None,
              sets: list[str] | tuple[str, ...] = (), lineup: str | None = None,
              seats: list[str] | tuple[str, ...] = (), seed: int = 0, progress=None,
-             records: str | Path | None = None) -> SimulationResult:
+             records: str | Path | None = None, checked: bool | None = None
+             ) -> SimulationResult:
     """Play `games` games and return the win-rate, outcome and seat tables.
 
     `sets` are rules overrides (`["masks=3"]`), `lineup` and `seats` as on the command line.
-    `records=PATH` also writes the per-game table to PATH (Parquet).
+    `records=PATH` also writes the per-game table to PATH (Parquet). `checked=True` plays the
+    kernel's checked build (every bot decision checked against the rules; the same games).
     """
     from fbsim.rules import parse_set
 
@@ -110,7 +112,7 @@ def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = 
             writer.write(table)
 
     try:
-        run_blocks([Arm(point.rules, point.lineup)], seed, 0, games, consume, progress,
+        run_blocks([Arm(point.rules, point.lineup, checked)], seed, 0, games, consume, progress,
                    tallies=[tally])
         if writer is not None:
             writer.close()
