@@ -18,8 +18,9 @@ Paths (`PATHS`):
 Every path but `reference` and `openspiel` runs on one thread; the runner also on `threads`
 threads (its scaling). Each path's games are played in slices, the slices of every path in
 turn, `repeats` times over, and each path keeps its fastest slice (time per game), so that the
-machine's other load disturbs the ratios as little as it can; read the figures as ratios. Also timed: the cold compile (an empty cache) and the warm start of
-`fbsim simulate`, each in a new process, and optionally the peak memory of a long run.
+machine's other load disturbs the ratios as little as it can; read the figures as ratios.
+Also timed: the cold compile (an empty cache) and the warm start of `fbsim simulate`, each in a
+new process, and optionally the peak memory of a long run.
 """
 
 from __future__ import annotations
