@@ -290,6 +290,10 @@ def machine() -> dict:
                 resource.RUSAGE_SELF).ru_maxrss // 1024}
 
 
+def ratio(v: float) -> str:
+    return f"{v:.2f}" if v >= 0.1 else f"{v:.2g}"
+
+
 def format_bench(res: dict) -> str:
     th = res["threads"]
     m = res["machine"]
@@ -315,7 +319,7 @@ def format_bench(res: dict) -> str:
             line = (f"  {n:>7} {path:<9} {us:>8.2f} {r['games_per_s'][path]:>11,.0f} "
                     f"{r['vs_floor'][path]:>8.2f}")
             if os_on:
-                line += f" {r['vs_openspiel'][path]:>11.2f}"
+                line += f" {ratio(r['vs_openspiel'][path]):>11}"
             lines.append(line)
         lines.append(f"  {'':>7} runner on {th} threads: {r['runner_threads_games_per_s']:,.0f}"
                      f" games/s, {r['scaling']:.2f}x one thread")
@@ -347,7 +351,7 @@ def format_markdown(res: dict, command: str = "fbsim bench") -> str:
             line = (f"| {n} | {path} | {us:.2f} | {r['games_per_s'][path]:,.0f} | "
                     f"{r['vs_floor'][path]:.2f} |")
             if os_on:
-                line += f" {r['vs_openspiel'][path]:.2f} |"
+                line += f" {ratio(r['vs_openspiel'][path])} |"
             out.append(line)
     out += ["", f"The runner on {res['threads']} threads:", "",
             "| players | games/s | over one thread |", "| ---: | ---: | ---: |"]

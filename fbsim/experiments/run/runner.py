@@ -27,7 +27,7 @@ from fbsim.experiments.run.spec import Point, SweepSpec
 from fbsim.game.lineup import Lineup
 from fbsim.rules import Rules
 
-BLOCK = 32_768  # games per kernel call; results do not depend on it
+BLOCK = 8_192  # games per kernel call (its arrays are reused); results do not depend on it
 POINTS_PER_TASK = 8
 KERNEL_LOCK = threading.Lock()  # one kernel call at a time per process (Dask workers)
 
