@@ -81,8 +81,11 @@ def most_by(R, V, base, minimum):
     best = -1
     best_val = minimum - 1
     n = R[L.R_PLAYERS]
-    for i in range(n):
-        s = (V[L.V_FIRST_PLAYER] + i) % n
+    s = V[L.V_FIRST_PLAYER] - 1
+    for _ in range(n):
+        s += 1  # clockwise from the first player, without a division
+        if s == n:
+            s = 0
         if s == V[L.V_SEAT] or not is_eligible(V, s):
             continue
         if V[base + s] > best_val:
