@@ -223,7 +223,7 @@ def run_bench(players=(3, 4, 5, 6), games: int = 200_000, ref_games: int = 300,
                 echo("timing a cold compile (an empty cache: a minute or so) ...")
             result["cold_start_s"] = start_time(d)
         start_time(None)  # fills the normal cache if this is its first use
-        result["warm_start_s"] = start_time(None, 1000)
+        result["warm_start_s"] = min(start_time(None, 1000) for _ in range(3))
     if rss_games:
         if echo:
             echo(f"peak memory of {rss_games:,} games ...")
@@ -361,7 +361,7 @@ def format_markdown(res: dict, command: str = "fbsim bench") -> str:
     if "cold_start_s" in res:
         extra.append(f"- cold compile of the runner path (a new process, an empty cache): "
                      f"{res['cold_start_s']:.1f} s; warm start of `fbsim.simulate` (a new "
-                     f"process, 1000 games): {res['warm_start_s']:.1f} s")
+                     f"process, 1000 games, best of 3): {res['warm_start_s']:.1f} s")
     if "rss_mb" in res:
         extra.append(f"- peak memory of a process aggregating {res['rss_games']:,} games "
                      f"(4 players, every metric): {res['rss_mb']:.0f} MB")
