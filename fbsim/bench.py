@@ -216,7 +216,7 @@ def run_bench(players=(3, 4, 5, 6), games: int = 200_000, ref_games: int = 300,
                     "paths": {k: v for k, v in PATHS.items() if with_os or k != "openspiel"},
                     "players": {}}
     if not with_os and echo:
-        echo("open-spiel is not installed (pip install -e '.[bench]'): no OpenSpiel figures")
+        echo("open-spiel is not installed (the project's 'bench' extra): no OpenSpiel figures")
     if compile_times:
         with tempfile.TemporaryDirectory() as d:
             if echo:

@@ -159,8 +159,8 @@ def replay_cmd(
              "one run: the runner (the path every command plays through: the lineup's fast "
              "kernel build, records reduced to every metric), the kernel alone, the checked "
              "build, the engine-only floor (the same games replayed from recorded answers), "
-             "the reference engine and, when the open-spiel package is installed (pip install "
-             "-e '.[bench]'), OpenSpiel's C++ goofspiel with 4 players and random bots.\n\n"
+             "the reference engine and, when the open-spiel package is installed (the project's "
+             "'bench' extra), OpenSpiel's C++ goofspiel with 4 players and random bots.\n\n"
              "Each path plays its games in 10 slices, the slices of every path in turn, "
              "--repeats times over, and keeps its fastest slice, on one thread (the runner "
              "also on --threads); read the figures as ratios: the machine's other load moves "
@@ -168,12 +168,12 @@ def replay_cmd(
 def bench_cmd(
     players: Annotated[str, typer.Option(help="Table sizes to measure, e.g. 3..6 or 4.")
                        ] = "3..6",
-    games: Annotated[str, typer.Option(help="Games per measurement of the runner, kernel, "
-                                            "checked and floor paths.")] = "200000",
-    ref_games: Annotated[int, typer.Option(help="Reference-engine games per measurement.",
+    games: Annotated[str, typer.Option(help="Games of each of the runner, kernel, checked "
+                                            "and floor paths (in 10 slices).")] = "200000",
+    ref_games: Annotated[int, typer.Option(help="Games of the reference engine's path.",
                                            min=1)] = 300,
     openspiel_games: Annotated[int, typer.Option(
-        help="OpenSpiel games per measurement.", min=1)] = 20_000,
+        help="Games of OpenSpiel's path.", min=1)] = 20_000,
     lineup: Annotated[str | None, typer.Option(
         help="Bots by Agenda (as in fbsim simulate), or a lineup file FILE.toml. Default: "
              "steward, opportunist, fog-grabber.")] = None,
