@@ -294,6 +294,19 @@ def ratio(v: float) -> str:
     return f"{v:.2f}" if v >= 0.1 else f"{v:.2g}"
 
 
+def table_rows(n, row: dict) -> list[tuple[str, ...]]:
+    """One table size's figures, a row of text cells per path: players, path, us per game,
+    games per second, x floor and, when measured, x OpenSpiel."""
+    out = []
+    for path, us in row["us_per_game"].items():
+        cells = (str(n), path, f"{us:.2f}", f"{row['games_per_s'][path]:,.0f}",
+                 f"{row['vs_floor'][path]:.2f}")
+        if "vs_openspiel" in row:
+            cells += (ratio(row["vs_openspiel"][path]),)
+        out.append(cells)
+    return out
+
+
 def format_bench(res: dict) -> str:
     th = res["threads"]
     m = res["machine"]
@@ -306,7 +319,8 @@ def format_bench(res: dict) -> str:
         lines.append(f"  {name:<9} {what}")
     if "cold_start_s" in res:
         lines.append(f"  cold compile of the runner path (empty cache): {res['cold_start_s']:.1f}"
-                     f" s; warm start of fbsim.simulate (1000 games): {res['warm_start_s']:.1f} s")
+                     f" s; warm start of fbsim.simulate (1000 games, best of 3): "
+                     f"{res['warm_start_s']:.1f} s")
     if "rss_mb" in res:
         lines.append(f"  peak memory aggregating {res['rss_games']:,} games: "
                      f"{res['rss_mb']:.0f} MB")
@@ -315,12 +329,9 @@ def format_bench(res: dict) -> str:
             + (f" {'x OpenSpiel':>11}" if os_on else ""))
     lines.append(head)
     for n, r in res["players"].items():
-        for path, us in r["us_per_game"].items():
-            line = (f"  {n:>7} {path:<9} {us:>8.2f} {r['games_per_s'][path]:>11,.0f} "
-                    f"{r['vs_floor'][path]:>8.2f}")
-            if os_on:
-                line += f" {ratio(r['vs_openspiel'][path]):>11}"
-            lines.append(line)
+        for row in table_rows(n, r):
+            lines.append("  {:>7} {:<9} {:>8} {:>11} {:>8}".format(*row[:5])
+                         + (f" {row[5]:>11}" if len(row) > 5 else ""))
         lines.append(f"  {'':>7} runner on {th} threads: {r['runner_threads_games_per_s']:,.0f}"
                      f" games/s, {r['scaling']:.2f}x one thread")
     lines.append("  x floor: time per game over the floor's; x OpenSpiel: OpenSpiel's time per "
@@ -347,12 +358,7 @@ def format_markdown(res: dict, command: str = "fbsim bench") -> str:
             + (" x OpenSpiel |" if os_on else ""),
             "| ---: | --- | ---: | ---: | ---: |" + (" ---: |" if os_on else "")]
     for n, r in res["players"].items():
-        for path, us in r["us_per_game"].items():
-            line = (f"| {n} | {path} | {us:.2f} | {r['games_per_s'][path]:,.0f} | "
-                    f"{r['vs_floor'][path]:.2f} |")
-            if os_on:
-                line += f" {ratio(r['vs_openspiel'][path])} |"
-            out.append(line)
+        out += ["| " + " | ".join(row) + " |" for row in table_rows(n, r)]
     out += ["", f"The runner on {res['threads']} threads:", "",
             "| players | games/s | over one thread |", "| ---: | ---: | ---: |"]
     out += [f"| {n} | {r['runner_threads_games_per_s']:,.0f} | {r['scaling']:.2f}x |"

@@ -38,3 +38,12 @@ def can_buy(R, V, slot):
 @shared
 def is_eligible(V, seat):
     return V[L.V_ELIGIBLE + seat] == 1
+
+
+@shared
+def can_buy_any(R, V):
+    """R-V6: some card in the market is affordable (else taking wages is the only answer)."""
+    for slot in range(R[L.R_MARKET_SIZE]):
+        if can_buy(R, V, slot):
+            return True
+    return False

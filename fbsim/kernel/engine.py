@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from fbsim.game import layout as L
-from fbsim.game.legal import commit_is_legal
+from fbsim.game.legal import can_buy, can_buy_any, commit_is_legal
 from fbsim.game.public import band_of, project_world
 from fbsim.game.record import (
     G_BAND,
@@ -61,7 +61,6 @@ from fbsim.kernel.layout import (
     S_BURN_MASKED_T,
     S_BURN_OPEN_T,
     S_CAPITAL,
-    S_COMMITTED,
     S_COOL,
     S_COOL_MASKED_T,
     S_COOL_OPEN_T,
@@ -129,19 +128,6 @@ def seat_at(first, i, n):
     a division."""
     s = first + i
     return s - n if s >= n else s
-
-
-@jit
-def can_buy_any(R, V, S, s, labour):
-    """R-V6: seat s has the free WORKS and the Capital for some card in the market."""
-    if S[S_FREE_WORKS + s * PRIV] < labour:
-        return False
-    cap = S[S_CAPITAL + s * PRIV]
-    for i in range(R[L.R_MARKET_SIZE]):
-        kind = V[L.V_MARKET + i]
-        if kind >= 0 and afield(R, kind, L.A_PRICE) <= cap:
-            return True
-    return False
 
 
 @jit
@@ -282,7 +268,6 @@ def commit(R, P, V, S, n, r, seed, game, T):
         S[S_MCOOL + s * PRIV] = mc
         S[S_MBURN + s * PRIV] = mb
     for s in range(n):
-        S[S_COMMITTED + s] = 1
         S[S_MASKS + s * PRIV] -= S[S_MCOOL + s * PRIV] + S[S_MBURN + s * PRIV]  # R-C2
         S[S_WORKS_T + s] += S[S_WORKS + s * PRIV]
         S[S_COOL_OPEN_T + s] += S[S_COOL + s * PRIV] - S[S_MCOOL + s * PRIV]
@@ -378,23 +363,19 @@ def market_turns(R, P, V, S, n, r, seed, game, deck, T):
         s = seat_at(first, i, n)
         bot = S[S_BOT + s]
         while True:
+            write_private(V, S, s, L.DP_MARKET)
             # an unchecked build does not ask a seat that can buy nothing: its only legal
             # answer is -1 (a checked build asks, and checks the answer)
-            if not CHECKED and not can_buy_any(R, V, S, s, labour):
+            if not CHECKED and not can_buy_any(R, V):
                 break
-            write_private(V, S, s, L.DP_MARKET)
             slot = dispatch.market(bot, R, V, P[S[S_ENTRY + s]], seed, game, T)
             if slot == -1:
                 break
-            if CHECKED and (slot < 0 or slot >= R[L.R_MARKET_SIZE]
-                            or V[L.V_MARKET + slot] < 0):
+            if CHECKED and not can_buy(R, V, slot):
                 fail(S, ERR_MARKET, r, s)
                 return
             kind = V[L.V_MARKET + slot]
             price = afield(R, kind, L.A_PRICE)
-            if CHECKED and (S[S_FREE_WORKS + s * PRIV] < labour or S[S_CAPITAL + s * PRIV] < price):
-                fail(S, ERR_MARKET, r, s)
-                return
             S[S_FREE_WORKS + s * PRIV] -= labour
             S[S_BOUGHT + s * PRIV] += 1
             V[L.V_OWNED + s * L.MAX_KINDS + kind] += 1
@@ -497,7 +478,6 @@ def accusation(R, P, V, S, n, r, seed, game, T):
 @jit
 def end_round(V, S, n):
     for s in range(n):
-        S[S_COMMITTED + s] = 0
         S[S_WORKS + s * PRIV] = 0  # no commitment yet in the next round (the view's 0)
         S[S_COOL + s * PRIV] = 0
         S[S_BURN + s * PRIV] = 0

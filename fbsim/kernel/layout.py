@@ -28,25 +28,29 @@ _take = L.Fields().take
 # commits (`end_round` clears it), as the view shows it.
 PRIV = L.V_MY_MASKED_BURN_TOTAL - L.V_PRIVATE_START + 1
 S_PRIVATE = _take(P6 * PRIV)
-S_CAPITAL = S_PRIVATE + L.V_MY_CAPITAL - L.V_PRIVATE_START
-S_AGENDA = S_PRIVATE + L.V_MY_AGENDA - L.V_PRIVATE_START
-S_MASKS = S_PRIVATE + L.V_MY_MASKS - L.V_PRIVATE_START
-S_WORKS = S_PRIVATE + L.V_MY_WORKS - L.V_PRIVATE_START  # this round's commitment
-S_COOL = S_PRIVATE + L.V_MY_COOL - L.V_PRIVATE_START
-S_BURN = S_PRIVATE + L.V_MY_BURN - L.V_PRIVATE_START
-S_MCOOL = S_PRIVATE + L.V_MY_MASKED_COOL - L.V_PRIVATE_START
-S_MBURN = S_PRIVATE + L.V_MY_MASKED_BURN - L.V_PRIVATE_START
-S_FREE_WORKS = S_PRIVATE + L.V_MY_FREE_WORKS - L.V_PRIVATE_START
-S_BOUGHT = S_PRIVATE + L.V_MY_BOUGHT - L.V_PRIVATE_START
-S_FOG_IN_ROUND = S_PRIVATE + L.V_MY_FOG_IN_ROUND - L.V_PRIVATE_START
-S_FOG_IN = S_PRIVATE + L.V_MY_FOG_IN_TOTAL - L.V_PRIVATE_START
-S_FOG_REQ = S_PRIVATE + L.V_MY_REQUESTED_TOTAL - L.V_PRIVATE_START
-S_FOG_REC = S_PRIVATE + L.V_MY_RECEIVED_TOTAL - L.V_PRIVATE_START
-S_COOL_MASKED_T = S_PRIVATE + L.V_MY_MASKED_COOL_TOTAL - L.V_PRIVATE_START
-S_BURN_MASKED_T = S_PRIVATE + L.V_MY_MASKED_BURN_TOTAL - L.V_PRIVATE_START
-PRIVATE_FIELDS = (S_CAPITAL, S_AGENDA, S_MASKS, S_WORKS, S_COOL, S_BURN, S_MCOOL, S_MBURN,
-                  S_FREE_WORKS, S_BOUGHT, S_FOG_IN_ROUND, S_FOG_IN, S_FOG_REQ, S_FOG_REC,
-                  S_COOL_MASKED_T, S_BURN_MASKED_T)
+
+
+def _private(view_field: int) -> int:
+    """The S field of a private view field (seat 0's; seat s's is + s * PRIV)."""
+    return S_PRIVATE + view_field - L.V_PRIVATE_START
+
+
+S_CAPITAL = _private(L.V_MY_CAPITAL)
+S_AGENDA = _private(L.V_MY_AGENDA)
+S_MASKS = _private(L.V_MY_MASKS)
+S_WORKS = _private(L.V_MY_WORKS)  # this round's commitment
+S_COOL = _private(L.V_MY_COOL)
+S_BURN = _private(L.V_MY_BURN)
+S_MCOOL = _private(L.V_MY_MASKED_COOL)
+S_MBURN = _private(L.V_MY_MASKED_BURN)
+S_FREE_WORKS = _private(L.V_MY_FREE_WORKS)
+S_BOUGHT = _private(L.V_MY_BOUGHT)
+S_FOG_IN_ROUND = _private(L.V_MY_FOG_IN_ROUND)
+S_FOG_IN = _private(L.V_MY_FOG_IN_TOTAL)
+S_FOG_REQ = _private(L.V_MY_REQUESTED_TOTAL)
+S_FOG_REC = _private(L.V_MY_RECEIVED_TOTAL)
+S_COOL_MASKED_T = _private(L.V_MY_MASKED_COOL_TOTAL)
+S_BURN_MASKED_T = _private(L.V_MY_MASKED_BURN_TOTAL)
 S_BOT = _take(P6)  # the bot (dispatch id)
 S_ENTRY = _take(P6)  # the lineup entry: its parameter row, the records' `bot`
 S_REVEALED = _take(P6)
@@ -54,7 +58,6 @@ S_WORKS_T = _take(P6)
 S_COOL_OPEN_T = _take(P6)
 S_BURN_OPEN_T = _take(P6)
 S_POINTED = _take(P6)
-S_COMMITTED = _take(P6)  # 1 once this round's commitment is made
 S_REQUEST = _take(P6)  # this round's Fog request / Accusation target (scratch)
 S_WEIGHT = _take(P6)  # Accusation weight on each seat (scratch)
 S_ACCUSERS = _take(P6)
@@ -90,4 +93,5 @@ G_COLUMNS = G_ERROR + 1
 
 def seat_index(field: int, seat: int) -> int:
     """The index in S of a per-seat field for one seat (a private field's stride is PRIV)."""
-    return field + seat * (PRIV if field in PRIVATE_FIELDS else 1)
+    private = S_PRIVATE <= field < S_PRIVATE + PRIV
+    return field + seat * (PRIV if private else 1)

@@ -187,13 +187,20 @@ def overclaimers(G, SE, j, c, a):
 
 
 @shared
+def agenda_sum(SE, j, n, field, agenda):
+    """Seat field `field` summed over the seats (of n) holding Agenda `agenda` (a helper of
+    the terms below, not a term)."""
+    t = 0
+    for s in range(n):
+        if SE[j, SE_AGENDA, s] == agenda:
+            t += SE[j, field, s]
+    return t
+
+
+@shared
 def accelerationist_sum(G, SE, j, c, a):
     """Seat field a summed over the Accelerationists' seats."""
-    t = 0
-    for s in range(c[C_PLAYERS]):
-        if SE[j, SE_AGENDA, s] == L.ACCELERATIONIST:
-            t += SE[j, a, s]
-    return t
+    return agenda_sum(SE, j, c[C_PLAYERS], a, L.ACCELERATIONIST)
 
 
 @shared
@@ -228,11 +235,7 @@ def survivor_legacy(G, SE, j, c, a):
     """Legacy of the seats holding Agenda a, summed, when the world survived (R-E4)."""
     if G[j, G_BAND] == L.COLLAPSE:
         return 0
-    t = 0
-    for s in range(c[C_PLAYERS]):
-        if SE[j, SE_AGENDA, s] == a:
-            t += SE[j, SE_LEGACY, s]
-    return t
+    return agenda_sum(SE, j, c[C_PLAYERS], SE_LEGACY, a)
 
 
 @shared
