@@ -44,7 +44,7 @@ from fbsim.rules import Rules, load_rules, rules_vector
 PATHS = {
     "runner": "the runner: fast build, records reduced to every metric (what commands run)",
     "kernel": "the fast build alone: records, no metrics",
-    "checked": "the generic checked build: every bot compiled in, every decision checked",
+    "checked": "the generic checked build alone: every bot compiled in, every decision checked",
     "floor": "engine-only floor: the same games replayed from recorded answers, no bot runs",
     "reference": "the reference engine, one game at a time",
     "openspiel": "OpenSpiel goofspiel(num_cards=8,players=4), uniform random bots (C++)",
@@ -102,9 +102,10 @@ def _timed(fn) -> float:
 
 
 def runner_seconds(rules: Rules, lineup: Lineup, games: int, threads: int,
-                   metrics: bool = True, first: int = 0) -> float:
-    """Seconds of `games` games through the runner, counted (runner) or not (kernel)."""
-    arm = Arm(rules, lineup)
+                   metrics: bool = True, first: int = 0, checked: bool = False) -> float:
+    """Seconds of `games` games through the runner, counted (runner) or not (kernel; with
+    `checked`, the checked build)."""
+    arm = Arm(rules, lineup, checked=checked or None)
     tally = Tally.for_rules(rules, lineup)
 
     def count(first: int, recs: list[dict]) -> None:
@@ -122,18 +123,6 @@ def runner_seconds(rules: Rules, lineup: Lineup, games: int, threads: int,
         numba.set_num_threads(prev)
 
 
-def checked_seconds(rules: Rules, lineup: Lineup, games: int, first: int = 0) -> float:
-    from fbsim.kernel import Records, simulate
-
-    out = Records(min(games, TAPE_BLOCK))
-
-    def go():
-        for lo in range(0, games, TAPE_BLOCK):
-            simulate(rules, lineup, 1, min(TAPE_BLOCK, games - lo), first_game=first + lo,
-                     checked=True, out=out, threads=1)
-    return _timed(go)
-
-
 def tape_length(rules: Rules) -> int:
     """Enough tape for every answer of one game: per round, five numbers per commitment and
     one per Fog request, Accusation and market answer (a purchase takes a card: at most the
@@ -143,7 +132,9 @@ def tape_length(rules: Rules) -> int:
 
 
 def floor_seconds(rules: Rules, lineup: Lineup, games: int, first: int = 0) -> float:
-    """Seconds to replay `games` games from their recorded answers (recording untimed)."""
+    """Seconds to replay `games` games from their recorded answers (recording untimed). The
+    tapes bound the games played at once, so this plays TAPE_BLOCK games at a time itself
+    (the runner has no tapes)."""
     from fbsim.kernel import Records, bot_arrays
     from fbsim.kernel.build import build_for
 
@@ -238,7 +229,7 @@ def run_bench(players=(3, 4, 5, 6), games: int = 200_000, ref_games: int = 300,
             f"runner_{threads}": lambda m, f, r=rules: runner_seconds(r, lineup, m, threads,
                                                                       first=f),
             "kernel": lambda m, f, r=rules: runner_seconds(r, lineup, m, 1, False, f),
-            "checked": lambda m, f, r=rules: checked_seconds(r, lineup, m, f),
+            "checked": lambda m, f, r=rules: runner_seconds(r, lineup, m, 1, False, f, True),
             "floor": lambda m, f, r=rules: floor_seconds(r, lineup, m, f),
             "reference": lambda m, f, r=rules: reference_seconds(r, lineup, m, f),
         }
