@@ -50,14 +50,15 @@ def test_kernel_equals_reference_long(data):
     check(data, games=50)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@pytest.mark.parametrize("bot", ["tunable", "planner", "field"])
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
-def test_tunable_bot_in_every_seat_equals_reference(data):
-    """The tunable bot (the search space of fbsim exploit) at every seat, each Agenda and
-    seat override with its own parameters drawn anywhere in their ranges, plays exactly the
-    same games in both engines."""
+def test_search_bots_in_every_seat_equal_reference(bot, data):
+    """The bots of the searches (tunable: fbsim exploit; planner and its mixtures, field:
+    fbsim equilibrium) at every seat, each Agenda and seat override with its own parameters
+    drawn anywhere in their ranges, play exactly the same games in both engines."""
     rules = data.draw(rules_st(), label="rules")
-    lineup = data.draw(lineup_st(rules.players, "tunable"), label="lineup")
+    lineup = data.draw(lineup_st(rules.players, bot), label="lineup")
     seed = data.draw(seed_st(), label="seed")
     cols = simulate(rules, lineup, seed, 15)
     for i in range(15):

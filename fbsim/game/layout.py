@@ -21,7 +21,7 @@ MAX_ROUNDS = 16
 MAX_TOKENS = 8
 MAX_KINDS = 8
 MAX_MARKET = 8
-MAX_BOT_PARAMS = 16
+MAX_BOT_PARAMS = 128  # the field bot: 6 weights + 6 planners of 16
 
 # Agendas (R-S4, D2)
 STEWARD = 0
@@ -52,6 +52,8 @@ DP_CORNERED = 5
 # RNG purposes of the game itself
 PURPOSE_AGENDA_DEAL = 10  # R-S4
 PURPOSE_ASSET_SHUFFLE = 11  # R-S5
+# RNG purposes of the bots' own devices
+PURPOSE_FIELD = 12  # the field bot's choice of component (fbsim.policies.field)
 
 
 

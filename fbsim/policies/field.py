@@ -1,0 +1,124 @@
+"""`field`: a mixed strategy, up to `COMPONENTS` planners with weights.
+
+At the start of each game, every Agenda's field draws one of its components with
+probability proportional to `w0` .. `w5`, from the game's own random numbers (seed, game and
+the player's own Agenda: every seat holding that Agenda plays the same component in that game,
+and the draw is the same in both engines). The component's parameters are the `planner`
+bot's, prefixed `c<k>_` (`c0_aim`, `c1_greed`, ...). This is how an equilibrium found by
+`fbsim equilibrium` is played: a field file (`results/equilibrium/p4.toml`) is a lineup whose
+Agendas play this bot, written in a readable form (`fbsim.game.lineup`: `mixture`).
+
+The draw uses only the player's own Agenda and the game's coordinates, so the bot still
+decides from its own view (R-I3).
+"""
+
+from __future__ import annotations
+
+from fbsim.game import layout as L
+from fbsim.game.jit import shared
+from fbsim.game.rng import draw
+from fbsim.policies import BotSpec, Param
+from fbsim.policies.common import greedy_claim
+from fbsim.policies.planner import (
+    P_GREED,
+    PARAMS,
+    plan_accuse,
+    plan_commit,
+    plan_cornered,
+    plan_market,
+)
+
+COMPONENTS = 6
+WIDTH = len(PARAMS)  # parameters per component
+
+
+@shared
+def component(P, seed, game, agenda):
+    """The offset in P of the component this Agenda plays in this game."""
+    total = 0.0
+    for k in range(COMPONENTS):
+        if P[k] > 0.0:
+            total += P[k]
+    if total <= 0.0:
+        return COMPONENTS
+    u = draw(seed, game, 0, agenda, L.PURPOSE_FIELD, 0) * (total / 4294967296.0)
+    acc = 0.0
+    last = 0
+    for k in range(COMPONENTS):
+        if P[k] > 0.0:
+            acc += P[k]
+            last = k
+            if u < acc:
+                return COMPONENTS + k * WIDTH
+    return COMPONENTS + last * WIDTH
+
+
+@shared
+def commit(R, V, P, seed, game):
+    return plan_commit(R, V, P, component(P, seed, game, V[L.V_MY_AGENDA]))
+
+
+@shared
+def fog_request(R, V, P, seed, game):
+    o = component(P, seed, game, V[L.V_MY_AGENDA])
+    return greedy_claim(V, P[o + P_GREED])
+
+
+@shared
+def market(R, V, P, seed, game):
+    return plan_market(R, V, P, component(P, seed, game, V[L.V_MY_AGENDA]))
+
+
+@shared
+def accuse(R, V, P, seed, game):
+    return plan_accuse(R, V, P, component(P, seed, game, V[L.V_MY_AGENDA]))
+
+
+@shared
+def cornered(R, V, P, seed, game):
+    return plan_cornered(R, V, P, component(P, seed, game, V[L.V_MY_AGENDA]))
+
+
+def _params() -> tuple[Param, ...]:
+    weights = tuple(Param(f"w{k}", 1.0 if k == 0 else 0.0, f"weight of component {k}", 0, 1)
+                    for k in range(COMPONENTS))
+    comps = tuple(Param(f"c{k}_{p.name}", p.default, f"component {k}: {p.help}", p.lo, p.hi)
+                  for k in range(COMPONENTS) for p in PARAMS)
+    return weights + comps
+
+
+def component_params(values: dict[str, float]) -> list[tuple[float, dict[str, float]]]:
+    """A field entry's parameters as (weight, planner parameters) per component of positive
+    weight."""
+    out = []
+    for k in range(COMPONENTS):
+        w = float(values.get(f"w{k}", 0.0))
+        if w > 0:
+            out.append((w, {p.name: float(values.get(f"c{k}_{p.name}", p.default))
+                            for p in PARAMS}))
+    return out
+
+
+def field_params(components: list[tuple[float, dict[str, float]]]) -> dict[str, float]:
+    """The inverse of `component_params`: a field entry's parameters."""
+    if not 1 <= len(components) <= COMPONENTS:
+        raise ValueError(f"a field mixes 1 to {COMPONENTS} strategies, got {len(components)}")
+    out: dict[str, float] = {}
+    for k, (w, params) in enumerate(components):
+        out[f"w{k}"] = float(w)
+        out.update({f"c{k}_{name}": float(v) for name, v in params.items()})
+    for k in range(len(components), COMPONENTS):
+        out[f"w{k}"] = 0.0
+    return out
+
+
+BOT = BotSpec(
+    name="field",
+    summary="field: a mixture of planners, one drawn per Agenda and game (equilibria)",
+    params=_params(),
+    commit=commit,
+    fog_request=fog_request,
+    market=market,
+    accuse=accuse,
+    cornered=cornered,
+)

@@ -1,0 +1,264 @@
+"""`planner`: the strategy space of the equilibrium search (`fbsim equilibrium`).
+
+One bot whose parameters reach the strategies that fixed bots miss, for any Agenda (a lineup
+gives each Agenda its own parameters):
+
+- **steering** (`aim`, `tolerance`, `chips`): cools or burns up to `chips` Agents a round so
+  that the projected final Dial (world turns to come plus the rest of the table's average net
+  chips, as the Steward projects it) lands on `aim`;
+- **horizon** (`futile`): gives up steering in a direction that `chips` Agents a round over
+  the rounds left cannot reach any more (no cooling paid for a Warming already lost);
+- **a Collapse plan** (`collapse`): burns every Agent once the projection plus its own burns
+  over the rounds left reach Collapse, keeping `reserve` Capital (R-E3 needs 10) and buying
+  Bunkers for the tie-break when `buy` says so;
+- **pay and disguise** (`burn_floor`, `mask_burns`, `mask_cools`, `disguise`): BURN Agents
+  every round for their pay, burns and cools hidden in the Fog, and open COOL Agents that
+  make its open profile look like a Steward's;
+- **the Fog pot** (`greed`): claims its own masked-burn money plus a share of the rest;
+- **purchases, apart from steering** (`buy`, `buy_until`, `reserve`): nothing, cooling
+  assets, income assets, heat assets, whatever pushes the Dial towards `aim`, or Bunkers;
+  only up to round `buy_until`, keeping `reserve` Capital;
+- **Accusations** (`accuse`, `accuse_min`, `cornered`): points at the most open burner, the
+  most open cooler, by the way the Dial runs, or at the rival that public evidence names the
+  likeliest Accelerationist (`fbsim.policies.beliefs`) when its score reaches `accuse_min`;
+  when cornered it pays, reveals, or reveals when a revealed Accelerationist's open-BURN pay
+  over the rounds left is worth the price.
+
+The decisions take an offset `o` into the parameter vector, so that the `field` bot (a
+mixture of planners) runs the same code on one of its components.
+"""
+
+from __future__ import annotations
+
+from fbsim.game import layout as L
+from fbsim.game.jit import shared
+from fbsim.game.legal import can_buy, commit_is_legal
+from fbsim.game.public import asset_field
+from fbsim.policies import BotSpec, Param
+from fbsim.policies.beliefs import likeliest_accelerationist
+from fbsim.policies.common import (
+    ceil_div_pos,
+    cheapest_slot,
+    chip_rounds_left,
+    clamp,
+    greedy_claim,
+    mask_split,
+    max_affordable_cool,
+    most_by,
+    others_net_per_round,
+    reveal_pays,
+)
+
+P_AIM = 0
+P_TOLERANCE = 1
+P_CHIPS = 2
+P_BURN_FLOOR = 3
+P_FUTILE = 4
+P_COLLAPSE = 5
+P_MASK_BURNS = 6
+P_MASK_COOLS = 7
+P_DISGUISE = 8
+P_GREED = 9
+P_BUY = 10
+P_BUY_UNTIL = 11
+P_RESERVE = 12
+P_ACCUSE = 13
+P_ACCUSE_MIN = 14
+P_CORNERED = 15
+
+# what `buy` buys
+BUY_NOTHING = 0
+BUY_COOLING = 1
+BUY_INCOME = 2
+BUY_HEAT = 3
+BUY_STEER = 4
+BUY_BUNKERS = 5
+
+
+@shared
+def projection(R, V):
+    """The final Dial if the table keeps its average net chips (the Steward's projection)."""
+    return V[L.V_WORLD_PROJECTION] + others_net_per_round(R, V, 0.0) * chip_rounds_left(R, V)
+
+
+@shared
+def pushing(R, V, P, o):
+    """The Collapse plan is on and within reach: the projection plus every one of its own
+    Agents burning over the rounds left reaches Collapse."""
+    if P[o + P_COLLAPSE] < 0.5 or R[L.R_BURN_PPM] <= 0:
+        return False
+    reach = R[L.R_AGENTS] * R[L.R_BURN_PPM] * chip_rounds_left(R, V)
+    return projection(R, V) + reach >= R[L.R_COLLAPSE]
+
+
+@shared
+def plan_commit(R, V, P, o):
+    agents = R[L.R_AGENTS]
+    left = chip_rounds_left(R, V)
+    most = clamp(int(P[o + P_CHIPS]), 0, agents)
+    burn = clamp(int(P[o + P_BURN_FLOOR]), 0, agents)
+    cool = 0
+    if pushing(R, V, P, o):
+        burn = agents
+    else:
+        g = projection(R, V) - P[o + P_AIM]  # positive: too hot
+        futile = P[o + P_FUTILE] > 0.5
+        if g > P[o + P_TOLERANCE] and R[L.R_COOL_PPM] > 0:
+            want = ceil_div_pos(g, R[L.R_COOL_PPM] * left)
+            if futile and want > most:
+                want = 0
+            cool = clamp(want, 0, most)
+        elif g < -P[o + P_TOLERANCE] and R[L.R_BURN_PPM] > 0:
+            want = ceil_div_pos(-g, R[L.R_BURN_PPM] * left)
+            if futile and want > most:
+                want = 0
+            extra = clamp(want, 0, most)
+            if extra > burn:
+                burn = extra
+        disguise = clamp(int(P[o + P_DISGUISE]), 0, agents - burn)
+        if disguise > cool:
+            cool = disguise
+    if cool > agents - burn:
+        cool = agents - burn
+    want_mb = int(P[o + P_MASK_BURNS])
+    want_mc = int(P[o + P_MASK_COOLS])
+    mb, mc = mask_split(V, burn, cool, want_mb, want_mc)
+    cool = max_affordable_cool(R, V, cool, burn - mb)  # R-C3
+    mb, mc = mask_split(V, burn, cool, want_mb, want_mc)
+    works = agents - cool - burn
+    if not commit_is_legal(R, V, works, cool, burn, mc, mb):
+        return agents, 0, 0, 0, 0  # all WORKS is always legal
+    return works, cool, burn, mc, mb
+
+
+@shared
+def cheapest_bunker(R, V, reserve):
+    """The cheapest affordable market slot holding a Collapse tie-break asset (R-E3),
+    keeping `reserve` Capital; -1 if none."""
+    best = -1
+    best_price = 1 << 40
+    for m in range(R[L.R_MARKET_SIZE]):
+        if not can_buy(R, V, m):
+            continue
+        kind = V[L.V_MARKET + m]
+        price = asset_field(R, kind, L.A_PRICE)
+        if asset_field(R, kind, L.A_COLLAPSE_TIEBREAK) != 1:
+            continue
+        if V[L.V_MY_CAPITAL] - price >= reserve and price < best_price:
+            best = m
+            best_price = price
+    return best
+
+
+@shared
+def plan_market(R, V, P, o):
+    # an asset bought in the last round never pays nor moves the Dial (R-W1, R-E1)
+    if V[L.V_ROUND] >= R[L.R_ROUNDS] or V[L.V_ROUND] > P[o + P_BUY_UNTIL]:
+        return -1
+    reserve = int(P[o + P_RESERVE])
+    rule = int(P[o + P_BUY] + 0.5)
+    if rule == BUY_COOLING:
+        return cheapest_slot(R, V, -1, reserve, 0)
+    if rule == BUY_INCOME:
+        return cheapest_slot(R, V, 0, reserve, 1)
+    if rule == BUY_HEAT:
+        return cheapest_slot(R, V, 1, reserve, 0)
+    if rule == BUY_STEER:
+        if pushing(R, V, P, o):
+            return cheapest_slot(R, V, 1, reserve, 0)
+        g = projection(R, V) - P[o + P_AIM]
+        if g > P[o + P_TOLERANCE]:
+            return cheapest_slot(R, V, -1, reserve, 0)
+        if g < -P[o + P_TOLERANCE]:
+            return cheapest_slot(R, V, 1, reserve, 0)
+        return -1
+    if rule == BUY_BUNKERS:
+        return cheapest_bunker(R, V, reserve)
+    return -1
+
+
+@shared
+def plan_accuse(R, V, P, o):
+    rule = int(P[o + P_ACCUSE] + 0.5)
+    if rule == 1:
+        return most_by(R, V, L.V_OPEN_BURN_TOTAL, 1)
+    if rule == 2:
+        return most_by(R, V, L.V_OPEN_COOL_TOTAL, 1)
+    if rule == 3:
+        if projection(R, V) > P[o + P_AIM]:
+            return most_by(R, V, L.V_OPEN_BURN_TOTAL, 1)
+        return most_by(R, V, L.V_OPEN_COOL_TOTAL, 1)
+    if rule == 4:
+        return likeliest_accelerationist(R, V, P[o + P_ACCUSE_MIN])
+    return -1
+
+
+@shared
+def plan_cornered(R, V, P, o):
+    rule = int(P[o + P_CORNERED] + 0.5)
+    if rule == 0:
+        return 0
+    if rule == 1 or V[L.V_MY_AGENDA] != L.ACCELERATIONIST:
+        return 1
+    burns = R[L.R_AGENTS] if pushing(R, V, P, o) else int(P[o + P_BURN_FLOOR])
+    return 1 if reveal_pays(R, V, burns) else 0
+
+
+@shared
+def commit(R, V, P, seed, game):
+    return plan_commit(R, V, P, 0)
+
+
+@shared
+def fog_request(R, V, P, seed, game):
+    return greedy_claim(V, P[P_GREED])
+
+
+@shared
+def market(R, V, P, seed, game):
+    return plan_market(R, V, P, 0)
+
+
+@shared
+def accuse(R, V, P, seed, game):
+    return plan_accuse(R, V, P, 0)
+
+
+@shared
+def cornered(R, V, P, seed, game):
+    return plan_cornered(R, V, P, 0)
+
+
+PARAMS = (
+    Param("aim", 529.5, "final Dial (ppm) it steers the projection towards", 300, 800),
+    Param("tolerance", 4.0, "ppm off the aim it accepts without steering", 0, 100),
+    Param("chips", 3.0, "steering COOL/BURN Agents at most per round", 0, 6),
+    Param("burn_floor", 0.0, "BURN Agents every round, for their pay", 0, 6),
+    Param("futile", 1.0, "1: stop steering where `chips` a round cannot reach the aim", 0, 1),
+    Param("collapse", 0.0, "1: burn every Agent once Collapse is within reach", 0, 1),
+    Param("mask_burns", 1.0, "burns masked per round while Masks last", 0, 6),
+    Param("mask_cools", 0.0, "cools masked per round while Masks last", 0, 6),
+    Param("disguise", 0.0, "open COOL Agents every round (a Steward's open profile)", 0, 6),
+    Param("greed", 0.0, "share of the rest of the Fog pot it claims (0 honest, 1 all)", 0, 1),
+    Param("buy", 0.0, "0 nothing, 1 cooling, 2 income, 3 heat assets, 4 towards the aim, "
+          "5 Bunkers", 0, 5),
+    Param("buy_until", 7.0, "last round in which it buys", 0, 8),
+    Param("reserve", 0.0, "Capital kept after a purchase", 0, 100),
+    Param("accuse", 1.0, "0 nobody, 1 most open burner, 2 most open cooler, 3 by the Dial, "
+          "4 the likeliest Accelerationist", 0, 4),
+    Param("accuse_min", 0.0, "with accuse 4: the least evidence score it points on", -50, 50),
+    Param("cornered", 1.0, "0 pay, 1 reveal, 2 reveal when the Accelerationist's pay is "
+          "worth it", 0, 2),
+)
+
+BOT = BotSpec(
+    name="planner",
+    summary="planner: steering, horizon, Collapse plan, disguise, purchases and beliefs as "
+            "parameters (the equilibrium's strategy space)",
+    params=PARAMS,
+    commit=commit,
+    fog_request=fog_request,
+    market=market,
+    accuse=accuse,
+    cornered=cornered,
+)
