@@ -635,6 +635,77 @@ def exploit_cmd(
             typer.echo(format_result(res, fair))
 
 
+@app.command("equilibrium", help="Measure balance at an equilibrium of strong strategies, "
+             "not against fixed bots: a population of planner strategies per Agenda, the "
+             "meta-game's payoff table filled by simulation on common random numbers, a mixed "
+             "equilibrium of it (projected replicator dynamics), best responses against that "
+             "field by the cross-entropy search, confirmed on a fresh seed; iterated until no "
+             "Agenda gains more than --tolerance by deviating.\n\n"
+             "Writes OUT/pN.toml (the field: a lineup file that simulate, sweep, report and "
+             "exploit --field take) and OUT/summary.json. Interrupted searches resume from "
+             "OUT/pN/state.json.")
+def equilibrium_cmd(
+    players: Annotated[str, typer.Option(help="Table sizes, e.g. 4, 3..6 or 3,5.")] = "3..6",
+    out: Annotated[Path, typer.Option(help="Folder for the fields, summary and searches.",
+                                      file_okay=False)] = Path("out/equilibrium"),
+    seed: Annotated[int, typer.Option(help="Seed of the search.", min=0)] = 0,
+    cell_games: Annotated[str, typer.Option(
+        help="Games per cell of the payoff table.")] = "20000",
+    generations: Annotated[int, typer.Option(
+        help="Generations of each best-response search.", min=1)] = 6,
+    population: Annotated[int, typer.Option(help="Candidates per generation.", min=2)] = 12,
+    search_games: Annotated[str, typer.Option(
+        help="Games per candidate and generation.")] = "4000",
+    confirm_games: Annotated[str, typer.Option(
+        help="Games of each confirmation on a fresh seed.")] = "100000",
+    iterations: Annotated[int, typer.Option(help="Iterations at most.", min=1)] = 6,
+    tolerance: Annotated[float, typer.Option(
+        help="Stop when no Agenda's deviation gain (upper end of its 95% interval) exceeds "
+             "this, in points of win rate.", min=0, max=100)] = 3.0,
+    force: Annotated[bool, typer.Option("--force", help="Start over, replaying everything.")
+                     ] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print the summary (the shape of OUT/summary.json) as JSON.")] = False,
+    quiet: QuietOpt = False,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    rules_file: RulesOpt = None,
+    set_: SetOpt = None,
+):
+    from fbsim.experiments.run.cluster import open_client
+    from fbsim.experiments.search.equilibrium import Budget, format_summary, run_equilibrium
+    from fbsim.rules import parse_set
+
+    sizes = [n for n in _players_range(players) if n is not None]
+    for n in sizes:
+        if not 3 <= n <= 6:
+            raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
+    budget = Budget(cell_games=_games(cell_games, "--cell-games"), generations=generations,
+                    population=population, search_games=_games(search_games, "--search-games"),
+                    confirm_games=_games(confirm_games, "--confirm-games"),
+                    iterations=iterations, tolerance=tolerance / 100)
+    for flag, v in (("--cell-games", budget.cell_games), ("--search-games", budget.search_games),
+                    ("--confirm-games", budget.confirm_games)):
+        if v < 100:
+            raise UsageError(f"{flag}: at least 100 games, got {v}")
+    sets = dict(parse_set(x) for x in set_ or [])
+    for n in sizes:  # the rules must be valid before any game runs
+        _rules(rules_file, set_, n, bots={})
+    echo = None if as_json else (lambda m: typer.echo(m, err=True))
+    with open_client(scheduler, workers) as (client, _threads):
+        doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
+                              rules=None if rules_file is None else str(rules_file), sets=sets,
+                              client=client, progress=_progress(quiet or as_json), echo=echo,
+                              force=force)
+    if as_json:
+        typer.echo(json.dumps({"players": {str(n): doc["players"][str(n)] for n in sizes}},
+                              indent=1, sort_keys=True))
+        return
+    for n in sizes:
+        typer.echo(format_summary(n, doc["players"][str(n)]))
+    typer.echo(f"{out / 'summary.json'}")
+
+
 @app.command("tune", help="Search rules values that balance the game: the parameters "
              "named in the spec, within their ranges, minimising its balance loss (each "
              "Agenda's win rate against its target, the collapse rate against a band, the "

@@ -121,6 +121,9 @@ class Entry:
     def with_params(self, values: Mapping[str, float]) -> Entry:
         return Entry(self.bot, tuple((k, float(values.get(k, v))) for k, v in self.params))
 
+    def as_dict(self) -> dict[str, float]:
+        return dict(self.params)
+
     def vector(self) -> np.ndarray:
         from fbsim.policies import registry
 
@@ -342,6 +345,16 @@ def lineup_from_toml(doc: Mapping, source: str = "lineup", players: int | None =
         [seats]                   # optional seat overrides
         1 = { bot = "tunable", aim = 520 }
         2 = "hoarder"             # a string: as --seat (bot or bot:param=value,...)
+
+    An Agenda (or seat) may play a mixed strategy, a *field* (`fbsim.policies.field`):
+    planners with weights, one drawn per game (the files `fbsim equilibrium` writes):
+
+        [[agendas.steward.mixture]]
+        weight = 0.7              # weights are normalised to sum to 1
+        aim = 505                 # planner parameters (the rest: its defaults)
+        [[agendas.steward.mixture]]
+        weight = 0.3
+        buy = 0
     """
     for k in doc:
         if k not in ("agendas", "seats"):
@@ -374,7 +387,44 @@ def lineup_from_toml(doc: Mapping, source: str = "lineup", players: int | None =
     return Lineup(by_agenda, seats)
 
 
+def _mixture_entry(value: Mapping, where: str) -> Entry:
+    """A `mixture` of planners (a list of tables with a `weight` each) as a field entry."""
+    from fbsim.policies.field import COMPONENTS, field_params
+
+    for k in value:
+        if k != "mixture":
+            raise UsageError(f"{where}.{k}: a mixture takes no other key")
+    mix = value["mixture"]
+    if not isinstance(mix, list) or not 1 <= len(mix) <= COMPONENTS:
+        raise UsageError(f"{where}.mixture: expected a list of 1 to {COMPONENTS} tables")
+    comps = []
+    for i, c in enumerate(mix):
+        w = f"{where}.mixture[{i}]"
+        if not isinstance(c, Mapping):
+            raise UsageError(f"{w}: expected a table with 'weight' and planner parameters")
+        weight = c.get("weight")
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (
+                math.isfinite(weight) and weight > 0):
+            raise UsageError(f"{w}.weight: expected a positive number, got {weight!r}")
+        if c.get("bot", "planner") != "planner":
+            raise UsageError(f"{w}.bot: a mixture mixes planners only, got {c['bot']!r}")
+        params = {}
+        for k, v in c.items():
+            if k in ("weight", "bot"):
+                continue
+            try:
+                params[k] = check_param("planner", k, v)
+            except ParamError as e:
+                raise UsageError(f"{w}.{k}: {e}") from None
+        comps.append((float(weight), params))
+    total = sum(wt for wt, _ in comps)
+    full = [(wt / total, Entry.make("planner", p).as_dict()) for wt, p in comps]
+    return Entry.make("field", field_params(full))
+
+
 def _entry_from_value(value: Any, where: str) -> Entry:
+    if isinstance(value, Mapping) and "mixture" in value:
+        return _mixture_entry(value, where)
     if isinstance(value, str):
         return _parse(value, where, seps=",;")
     if not isinstance(value, Mapping):
@@ -393,6 +443,53 @@ def _entry_from_value(value: Any, where: str) -> Entry:
         except ParamError as e:
             raise UsageError(f"{where}.{k}: {e}") from None
     return Entry.make(value["bot"], {k: v for k, v in value.items() if k != "bot"})
+
+
+def _toml_number(v: float) -> str:
+    return fmt(v) if float(v).is_integer() else repr(float(v))
+
+
+def _entry_toml(e: Entry, key: str) -> list[str]:
+    """TOML lines of one entry under `key` (`agendas.steward`): a mixture's components as an
+    array of tables, any other bot as an inline table of the parameters that differ."""
+    if e.bot != "field":
+        items = [f'bot = "{e.bot}"'] + [f"{k} = {_toml_number(v)}"
+                                        for k, v in e.changed().items()]
+        return [f"{key.split('.')[-1]} = {{ {', '.join(items)} }}"]
+    from fbsim.policies import registry
+    from fbsim.policies.field import component_params
+
+    defaults = registry()["planner"].defaults()
+    lines = []
+    for w, params in component_params(e.as_dict()):
+        lines += ["", f"[[{key}.mixture]]", f"weight = {_toml_number(w)}"]
+        lines += [f"{k} = {_toml_number(v)}" for k, v in params.items() if v != defaults[k]]
+    return lines
+
+
+def lineup_to_toml(lineup: Lineup, comments: list[str] = ()) -> str:
+    """A lineup file (read back by `lineup_from_file` to the same lineup): comment lines,
+    then every Agenda's entry and the seat overrides; a field's mixture in its readable
+    form."""
+    lines = [f"# {c}" if c else "#" for c in comments]
+    plain = [(a, e) for a, e in lineup.by_agenda.items() if e.bot != "field"]
+    if plain:
+        lines += ["", "[agendas]"]
+        for a, e in plain:
+            lines += _entry_toml(e, f"agendas.{a}")
+    for a, e in lineup.by_agenda.items():
+        if e.bot == "field":
+            lines += _entry_toml(e, f"agendas.{a}")
+    if lineup.seats:
+        plain = [(s, e) for s, e in sorted(lineup.seats.items()) if e.bot != "field"]
+        if plain:
+            lines += ["", "[seats]"]
+            for s, e in plain:
+                lines += _entry_toml(e, f"seats.{s}")
+        for s, e in sorted(lineup.seats.items()):
+            if e.bot == "field":
+                lines += _entry_toml(e, f"seats.{s}")
+    return "\n".join(lines).lstrip("\n") + "\n"
 
 
 def lineup_from_description(text: str) -> Lineup:

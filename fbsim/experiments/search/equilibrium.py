@@ -1,0 +1,352 @@
+"""`fbsim equilibrium`: balance measured at an equilibrium of strong strategies.
+
+A population-based search in the manner of PSRO / double oracle (Lanctot et al. 2017), over
+the `planner` bot's strategy space, one population per Agenda:
+
+1. **The meta-game.** Each Agenda picks one strategy of its population; every combination
+   (a *cell*: a lineup of three planners) is played on the same games (common random
+   numbers) and its three win rates fill the payoff table `W[agenda, i, j, k]`. Only the new
+   cells of an iteration are played.
+2. **The mixture.** `fbsim.experiments.search.meta.solve` finds a mixed equilibrium of the
+   table: the *field*, one mixture per Agenda (each game draws one strategy per Agenda,
+   shared by every seat of that Agenda: `fbsim.policies.field`).
+3. **Best responses.** For each Agenda, the cross-entropy search (`cem`) looks for the
+   planner that wins most often against the field, all seats of that Agenda playing it.
+4. **Confirmation, on a fresh seed.** The field and each best response against it are played
+   on the same fresh games: the field's win rates and each Agenda's *deviation gain* (the best
+   response's win rate minus the Agenda's in the field, paired game by game) with 95%
+   intervals.
+5. Stop when no Agenda gains more than `tolerance` (the upper end of the gain's interval),
+   else add the best responses that gain to the populations and iterate.
+
+Every sweep is a dataset under OUT/pN/ (resumed if killed, played on Dask with a client), and
+the search's state (populations, payoff table, iterations) is saved to OUT/pN/state.json
+after every step, so an interrupted search resumes where it stopped. Results: the field file
+OUT/pN.toml (a lineup file: `simulate`, `sweep`, `exploit --field`, `report` and `tune` take
+it) and OUT/summary.json.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fbsim.errors import UsageError
+from fbsim.experiments.metrics.definitions import deck_share
+from fbsim.experiments.run.spec import SweepSpec
+from fbsim.experiments.run.sweep import run_sweep
+from fbsim.experiments.search.cem import Dim, cem
+from fbsim.experiments.search.meta import payoffs, solve
+from fbsim.game import layout as L
+from fbsim.game.lineup import Entry, Lineup, lineup_to_toml
+from fbsim.policies.field import COMPONENTS, field_params
+
+STATE_VERSION = 1
+AGENDAS = L.AGENDA_NAMES  # steward, opportunist, accelerationist: the roles, in order
+CELL_SEED_OFFSET = 0  # the payoff table's games
+SEARCH_SEED_OFFSET = 10_000  # best-response searches: + 100 * iteration + 10 * agenda + gen
+CONFIRM_SEED_OFFSET = 500_000  # confirmations: + iteration (fresh games every time)
+
+# the planner's search box (fbsim.policies.planner); integer dimensions are rounded
+DIMS = (
+    Dim("aim", 420, 700), Dim("tolerance", 0, 30), Dim("chips", 0, 6, True),
+    Dim("burn_floor", 0, 6, True), Dim("futile", 0, 1, True), Dim("collapse", 0, 1, True),
+    Dim("mask_burns", 0, 2, True), Dim("mask_cools", 0, 2, True), Dim("disguise", 0, 3, True),
+    Dim("greed", 0, 1), Dim("buy", 0, 5, True), Dim("buy_until", 0, 7, True),
+    Dim("reserve", 0, 20, True), Dim("accuse", 0, 4, True), Dim("accuse_min", -5, 15),
+    Dim("cornered", 0, 2, True),
+)
+
+# the starting populations: planners close to the default bots, and the strategies that
+# reverse the default bots' findings (a Steward that keeps its Capital, a Collapse-seeking
+# Accelerationist)
+SEEDS = {
+    "steward": [
+        {"aim": 504, "tolerance": 0, "chips": 6, "futile": 0, "buy": 1, "accuse": 1},
+        {"aim": 504, "tolerance": 0, "chips": 6, "futile": 1, "buy": 0, "accuse": 4,
+         "accuse_min": 3},
+    ],
+    "opportunist": [
+        {"aim": 529.5, "tolerance": 4, "chips": 3, "buy": 4, "accuse": 3},
+    ],
+    "accelerationist": [
+        {"aim": 700, "burn_floor": 3, "mask_burns": 1, "greed": 1, "buy": 3, "reserve": 10,
+         "accuse": 2, "cornered": 2},
+        {"aim": 700, "burn_floor": 3, "collapse": 1, "mask_burns": 1, "greed": 1, "buy": 3,
+         "reserve": 10, "accuse": 2, "cornered": 2},
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Budget:
+    cell_games: int = 20_000  # games per cell of the payoff table
+    generations: int = 6  # of each best-response search
+    population: int = 12  # candidates per generation
+    search_games: int = 4_000  # games per candidate and generation
+    confirm_games: int = 100_000  # games of each confirmation (field and deviations)
+    iterations: int = 6  # at most
+    tolerance: float = 0.03  # deviation gain (upper end of its 95% interval) that stops
+
+
+def planner(params: dict) -> Entry:
+    return Entry.make("planner", params)
+
+
+def field_entry(strategies: list[dict], weights: np.ndarray) -> Entry:
+    """A field entry mixing the strategies of positive weight (at most COMPONENTS, the
+    heaviest, renormalised)."""
+    order = [i for i in np.argsort(-weights, kind="stable") if weights[i] > 0][:COMPONENTS]
+    total = float(sum(weights[i] for i in order))
+    comps = [(round(float(weights[i]) / total, 6), planner(strategies[i]).as_dict())
+             for i in order]
+    return Entry.make("field", field_params(comps))
+
+
+def field_lineup(pops: dict[str, list[dict]], mix: dict[str, list[float]]) -> Lineup:
+    return Lineup({a: field_entry(pops[a], np.asarray(mix[a])) for a in AGENDAS})
+
+
+class Search:
+    """One table size's search; its state lives in OUT/pN/state.json."""
+
+    def __init__(self, players: int, out: Path, seed: int, budget: Budget,
+                 rules: str | None, sets: dict, client=None, progress=None, echo=None,
+                 force: bool = False):
+        self.players, self.seed, self.budget = players, seed, budget
+        self.dir = Path(out) / f"p{players}"
+        self.base = {"rules": rules, "set": dict(sets), "players": [players]}
+        self.client, self.progress, self.echo, self.force = client, progress, echo, force
+        self.config = {"version": STATE_VERSION, "players": players, "seed": seed,
+                       "budget": asdict(budget), "rules": rules, "set": dict(sets)}
+        self.state = self._load()
+
+    # ------------------------------------------------------------------ state
+
+    def _load(self) -> dict:
+        path = self.dir / "state.json"
+        if path.exists() and not self.force:
+            try:
+                state = json.loads(path.read_text())
+            except (OSError, ValueError) as e:
+                raise UsageError(f"{path}: cannot resume the search ({e}); run again with "
+                                 "--force to start it over") from None
+            if state.get("config") != self.config:
+                raise UsageError(f"{path}: a search with other settings is in this folder; "
+                                 "give another --out, or --force to start it over")
+            return state
+        return {"config": self.config, "populations": {a: [planner(x).as_dict() for x in SEEDS[a]]
+                                for a in AGENDAS},
+                "cells": {}, "iterations": [], "games": 0, "done": False}
+
+    def _save(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self.dir / "state.json"
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.state, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+
+    def say(self, text: str) -> None:
+        if self.echo:
+            self.echo(f"  {self.players} players: {text}")
+
+    # ------------------------------------------------------------------ sweeps
+
+    def _sweep(self, name: str, seed: int, games: int, lineups: list[Lineup]):
+        points = [{"players": self.players, "lineup": lu.describe()} for lu in lineups]
+        spec = SweepSpec(games=games, seed=seed, points=points, **self.base)
+        res = run_sweep(spec, self.dir / name, client=self.client, progress=self.progress,
+                        force=self.force)
+        self.state["games"] += res.games_played
+        return res.win_rates[res.win_rates["kind"] == "agenda"]
+
+    @staticmethod
+    def _rate(rates, point: int, agenda: str):
+        return rates[(rates["point"] == point) & (rates["name"] == agenda)].iloc[0]
+
+    # ------------------------------------------------------------------ steps
+
+    def fill_cells(self, it: int) -> np.ndarray:
+        pops = self.state["populations"]
+        sizes = [len(pops[a]) for a in AGENDAS]
+        keys = [",".join(map(str, c)) for c in itertools.product(*map(range, sizes))]
+        todo = [k for k in keys if k not in self.state["cells"]]
+        if todo:
+            self.say(f"iteration {it}: {len(todo)} new cells of the payoff table "
+                     f"({self.budget.cell_games:,} games each)")
+            lineups = [Lineup({a: planner(pops[a][int(i)])
+                               for a, i in zip(AGENDAS, k.split(","), strict=True)})
+                       for k in todo]
+            rates = self._sweep(f"cells-{it:02d}", self.seed + CELL_SEED_OFFSET,
+                                self.budget.cell_games, lineups)
+            for j, k in enumerate(todo):
+                self.state["cells"][k] = [float(self._rate(rates, j, a)["rate"])
+                                          for a in AGENDAS]
+            self._save()
+        W = np.zeros((3, *sizes))
+        for k in keys:
+            W[(slice(None), *map(int, k.split(",")))] = self.state["cells"][k]
+        return W
+
+    def best_response(self, it: int, agenda: str, field: Lineup, start: dict) -> dict:
+        b = self.budget
+        start = planner(start).as_dict()  # every parameter (the defaults where not given)
+        dims = [Dim(d.name, d.lo, d.hi, d.integer, min(max(start[d.name], d.lo), d.hi))
+                for d in DIMS]
+        base = SEARCH_SEED_OFFSET + 100 * it + 10 * AGENDAS.index(agenda)
+
+        def score(cands, gen):
+            lineups = [Lineup({**field.by_agenda, agenda: planner(c)}) for c in cands]
+            rates = self._sweep(f"search-{it:02d}-{agenda}/gen-{gen:02d}",
+                                self.seed + base + gen, b.search_games, lineups)
+            return [float(self._rate(rates, j, agenda)["rate"]) for j in range(len(cands))]
+
+        found = cem(score, dims, generations=b.generations, population=b.population,
+                    seed=self.seed * 7919 + self.players * 31 + base)
+        return planner(found.best).as_dict()
+
+    def iterate(self, it: int) -> dict:
+        pops = self.state["populations"]
+        W = self.fill_cells(it)
+        weights, meta_regret = solve(W)
+        mix = {a: [float(x) for x in w] for a, w in zip(AGENDAS, weights, strict=True)}
+        field = field_lineup(pops, mix)
+        # each Agenda's search starts from its strongest pure strategy against the mixture
+        us = payoffs(W, weights)
+        responses = {}
+        for a, u in zip(AGENDAS, us, strict=True):
+            self.say(f"iteration {it}: best response of the {a}")
+            responses[a] = self.best_response(it, a, field, pops[a][int(np.argmax(u))])
+        self.say(f"iteration {it}: confirming on a fresh seed "
+                 f"({self.budget.confirm_games:,} games)")
+        lineups = [field] + [Lineup({**field.by_agenda, a: planner(responses[a])})
+                             for a in AGENDAS]
+        rates = self._sweep(f"confirm-{it:02d}", self.seed + CONFIRM_SEED_OFFSET + it,
+                            self.budget.confirm_games, lineups)
+        rules = self._rules()
+        agendas = {}
+        for i, a in enumerate(AGENDAS):
+            f, d = self._rate(rates, 0, a), self._rate(rates, i + 1, a)
+            agendas[a] = {
+                "win_rate": float(f["rate"]), "ci": [float(f["ci_low"]), float(f["ci_high"])],
+                "fair": deck_share(rules, a), "deviation_gain": float(d["diff"]),
+                "gain_ci": [float(d["diff_ci_low"]), float(d["diff_ci_high"])],
+                "best_response": responses[a]}
+        record = {"iteration": it, "mixture": mix, "meta_regret": [float(x) for x in meta_regret],
+                  "population": [len(pops[a]) for a in AGENDAS], "agendas": agendas,
+                  "field": field.describe()}
+        return record
+
+    def _rules(self):
+        from fbsim.rules import load_rules, nest
+
+        return load_rules(self.base["rules"], overrides=nest(self.base["set"]),
+                          overrides_source="--set", bots={}, players=self.players)
+
+    def run(self) -> dict:
+        b = self.budget
+        while not self.state["done"]:
+            it = len(self.state["iterations"])
+            record = self.iterate(it)
+            self.state["iterations"].append(record)
+            gains = {a: r["gain_ci"][1] for a, r in record["agendas"].items()}
+            self.say(f"iteration {it}: field " + ", ".join(
+                f"{a} {100 * r['win_rate']:.1f}%" for a, r in record["agendas"].items())
+                + "; deviation gains " + ", ".join(
+                f"{a} {100 * r['deviation_gain']:+.1f} (<= {100 * gains[a]:+.1f})"
+                for a, r in record["agendas"].items()))
+            converged = all(g <= b.tolerance for g in gains.values())
+            if converged or it + 1 >= b.iterations:
+                self.state["done"] = True
+                self.state["converged"] = converged
+            else:
+                for a in AGENDAS:
+                    if gains[a] > b.tolerance:
+                        self.state["populations"][a].append(
+                            record["agendas"][a]["best_response"])
+            self._save()
+        return self.summary()
+
+    def summary(self) -> dict:
+        its = self.state["iterations"]
+        last = its[-1]
+        moves = {a: max(abs(r["agendas"][a]["win_rate"] - last["agendas"][a]["win_rate"])
+                        for r in its[-3:]) for a in AGENDAS}
+        agendas = {a: {k: v for k, v in r.items() if k != "best_response"}
+                   for a, r in last["agendas"].items()}
+        return {"agendas": agendas, "iterations": len(its), "games": self.state["games"],
+                "converged": bool(self.state.get("converged")),
+                "tolerance": self.budget.tolerance, "last_three_move": moves,
+                "meta_regret": last["meta_regret"], "mixture": last["mixture"],
+                "populations": {a: len(p) for a, p in self.state["populations"].items()}}
+
+    def field(self) -> Lineup:
+        last = self.state["iterations"][-1]
+        return field_lineup(self.state["populations"], last["mixture"])
+
+
+def field_file_text(search: Search, summary: dict) -> str:
+    pc = lambda x: f"{100 * x:.1f}%"  # noqa: E731
+    lines = [f"fbsim field: the equilibrium found by `fbsim equilibrium` at {search.players} "
+             "players", f"{summary['iterations']} iterations, {summary['games']:,} games; "
+             f"converged (every deviation gain <= {100 * summary['tolerance']:.0f} points): "
+             f"{'yes' if summary['converged'] else 'no'}", ""]
+    for a, r in summary["agendas"].items():
+        lines.append(f"{a}: wins {pc(r['win_rate'])} [{pc(r['ci'][0])}, {pc(r['ci'][1])}] "
+                     f"(fair {pc(r['fair'])}); deviation gain "
+                     f"{100 * r['deviation_gain']:+.1f} points "
+                     f"[{100 * r['gain_ci'][0]:+.1f}, {100 * r['gain_ci'][1]:+.1f}]")
+    lines += ["", "Each game draws one planner per Agenda with these weights (every seat of "
+              "that Agenda plays it).", "Play it: fbsim simulate --lineup THIS_FILE "
+              f"--players {search.players}"]
+    return lineup_to_toml(search.field(), lines)
+
+
+def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
+                    budget: Budget | None = None, rules: str | None = None,
+                    sets: dict | None = None, client=None, progress=None, echo=None,
+                    force: bool = False) -> dict:
+    """Search every table size; write OUT/pN.toml per size and OUT/summary.json (merged
+    with the sizes already there). Returns {"players": {n: summary}}."""
+    out = Path(out)
+    budget = budget or Budget()
+    path = out / "summary.json"
+    doc = {"players": {}}
+    if path.exists():
+        try:
+            doc = json.loads(path.read_text())
+        except ValueError:
+            doc = {"players": {}}
+    for n in players:
+        if not 3 <= n <= 6:
+            raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
+        s = Search(n, out, seed, budget, rules, sets or {}, client, progress, echo, force)
+        summary = s.run()
+        (out / f"p{n}.toml").write_text(field_file_text(s, summary))
+        doc["players"][str(n)] = summary
+        doc["players"] = dict(sorted(doc["players"].items()))
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+    return doc
+
+
+def format_summary(players: int, s: dict) -> str:
+    def pc(x):
+        return f"{100 * x:.1f}%"
+
+    lines = [f"{players} players: {s['iterations']} iterations, {s['games']:,} games; "
+             f"converged: {'yes' if s['converged'] else 'no'} (tolerance "
+             f"{100 * s['tolerance']:.0f} points)"]
+    for a, r in s["agendas"].items():
+        lines.append(f"  {a:<16} wins {pc(r['win_rate'])} [{pc(r['ci'][0])}, "
+                     f"{pc(r['ci'][1])}], fair {pc(r['fair'])}; deviation gain "
+                     f"{100 * r['deviation_gain']:+.1f} points [{100 * r['gain_ci'][0]:+.1f}, "
+                     f"{100 * r['gain_ci'][1]:+.1f}]; mixture of "
+                     f"{sum(1 for w in s['mixture'][a] if w > 0)}")
+    return "\n".join(lines)
