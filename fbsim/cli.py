@@ -658,7 +658,7 @@ def equilibrium_cmd(
         help="Games per candidate and generation.")] = "4000",
     confirm_games: Annotated[str, typer.Option(
         help="Games of each confirmation on a fresh seed.")] = "100000",
-    iterations: Annotated[int, typer.Option(help="Iterations at most.", min=1)] = 6,
+    iterations: Annotated[int, typer.Option(help="Iterations at most.", min=1)] = 8,
     tolerance: Annotated[float, typer.Option(
         help="Stop when no Agenda's deviation gain (upper end of its 95% interval) exceeds "
              "this, in points of win rate.", min=0, max=100)] = 3.0,

@@ -90,7 +90,7 @@ class Budget:
     population: int = 12  # candidates per generation
     search_games: int = 4_000  # games per candidate and generation
     confirm_games: int = 100_000  # games of each confirmation (field and deviations)
-    iterations: int = 6  # at most
+    iterations: int = 8  # at most
     tolerance: float = 0.03  # deviation gain (upper end of its 95% interval) that stops
 
 
@@ -122,8 +122,10 @@ class Search:
         self.dir = Path(out) / f"p{players}"
         self.base = {"rules": rules, "set": dict(sets), "players": [players]}
         self.client, self.progress, self.echo, self.force = client, progress, echo, force
+        # what the saved state must share to be resumed (more iterations may be asked)
+        kept = {k: v for k, v in asdict(budget).items() if k != "iterations"}
         self.config = {"version": STATE_VERSION, "players": players, "seed": seed,
-                       "budget": asdict(budget), "rules": rules, "set": dict(sets)}
+                       "budget": kept, "rules": rules, "set": dict(sets)}
         self.state = self._load()
 
     # ------------------------------------------------------------------ state
@@ -139,10 +141,22 @@ class Search:
             if state.get("config") != self.config:
                 raise UsageError(f"{path}: a search with other settings is in this folder; "
                                  "give another --out, or --force to start it over")
+            if (state["done"] and not state.get("converged")
+                    and len(state["iterations"]) < self.budget.iterations):
+                state["done"] = False  # more iterations asked of an unconverged search
+                self._extend(state)
             return state
         return {"config": self.config, "populations": {a: [planner(x).as_dict() for x in SEEDS[a]]
                                 for a in AGENDAS},
                 "cells": {}, "iterations": [], "games": 0, "done": False}
+
+    def _extend(self, state: dict) -> None:
+        """Add the last iteration's gaining best responses (as `run` does between
+        iterations)."""
+        last = state["iterations"][-1]
+        for a in AGENDAS:
+            if last["agendas"][a]["gain_ci"][1] > self.budget.tolerance:
+                state["populations"][a].append(last["agendas"][a]["best_response"])
 
     def _save(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -265,10 +279,7 @@ class Search:
                 self.state["done"] = True
                 self.state["converged"] = converged
             else:
-                for a in AGENDAS:
-                    if gains[a] > b.tolerance:
-                        self.state["populations"][a].append(
-                            record["agendas"][a]["best_response"])
+                self._extend(self.state)
             self._save()
         return self.summary()
 

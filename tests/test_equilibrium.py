@@ -1,0 +1,214 @@
+"""The equilibrium search: its meta-solver, the field bot (a mixture drawn per Agenda and
+game), field files, and `fbsim equilibrium` end to end (written files, --json, resuming)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from fbsim.cli import main
+from fbsim.errors import UsageError
+from fbsim.experiments.search.meta import payoffs, regrets, solve
+from fbsim.game.lineup import (
+    Entry,
+    Lineup,
+    lineup_from_file,
+    lineup_from_toml,
+    lineup_hash,
+    lineup_to_toml,
+)
+from fbsim.kernel import simulate
+from fbsim.policies.field import component_params, field_params
+from fbsim.rules import load_rules
+
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# ------------------------------------------------------------------ the meta-solver
+
+
+def test_meta_solver_finds_the_mixed_equilibrium_of_matching_pennies():
+    """Roles 0 and 1 play matching pennies (unique equilibrium: 1/2, 1/2); role 2 has a
+    strictly better strategy."""
+    W = np.zeros((3, 2, 2, 2))
+    for i in range(2):
+        for j in range(2):
+            W[0, i, j, :] = 1.0 if i == j else 0.0
+            W[1, i, j, :] = 0.0 if i == j else 1.0
+            W[2, i, j, :] = [0.3, 0.5]
+    mix, reg = solve(W)
+    assert np.allclose(mix[0], [0.5, 0.5], atol=0.02)
+    assert np.allclose(mix[1], [0.5, 0.5], atol=0.02)
+    assert np.allclose(mix[2], [0.0, 1.0])
+    assert reg.max() < 0.01
+
+
+def test_meta_solver_plays_dominant_strategies():
+    rng = np.random.default_rng(3)
+    W = rng.random((3, 3, 4, 2)) * 0.5
+    W[0, 2] += 0.5  # role 0's strategy 2, role 1's strategy 1, role 2's 0 dominate
+    W[1, :, 1] += 0.5
+    W[2, :, :, 0] += 0.5
+    mix, reg = solve(W)
+    assert [int(np.argmax(x)) for x in mix] == [2, 1, 0]
+    assert all(x.max() > 0.99 for x in mix)
+    assert reg.max() < 1e-6
+
+
+def test_regrets_are_best_pure_payoff_minus_the_mixtures():
+    rng = np.random.default_rng(5)
+    W = rng.random((3, 2, 3, 2))
+    mix = [np.array([0.3, 0.7]), np.array([0.2, 0.5, 0.3]), np.array([1.0, 0.0])]
+    us = payoffs(W, mix)
+    # role 0's payoff of pure strategy 1, by hand
+    assert us[0][1] == pytest.approx(sum(W[0, 1, j, k] * mix[1][j] * mix[2][k]
+                                         for j in range(3) for k in range(2)))
+    r = regrets(W, mix)
+    assert r == pytest.approx([u.max() - u @ x for u, x in zip(us, mix, strict=True)])
+    assert (r >= 0).all()
+
+
+def test_meta_solver_rejects_a_table_of_the_wrong_shape():
+    with pytest.raises(ValueError, match="shape"):
+        solve(np.zeros((2, 2, 2)))
+
+
+# ------------------------------------------------------------------ the field bot
+
+A = {"aim": 470, "chips": 6, "buy": 1}
+B = {"aim": 700, "burn_floor": 4, "collapse": 1, "greed": 1, "buy": 3, "reserve": 10}
+
+
+def _records(lineup: Lineup, games: int = 1500):
+    cols = simulate(load_rules(players=4), lineup, 11, games)
+    return np.column_stack([cols["winner"], cols["final_dial"], cols["capital"]])
+
+
+def test_a_field_of_one_component_plays_that_planner_game_by_game():
+    pure = Lineup({"steward": Entry.make("planner", A)})
+    field = Lineup({"steward": Entry.make("field", field_params([(1.0, Entry.make(
+        "planner", A).as_dict())]))})
+    assert np.array_equal(_records(pure), _records(field))
+
+
+def test_a_field_draws_each_component_with_its_weight_per_game():
+    """Every game of a two-component field is game for game the game of one component
+    played pure, and the share of games of the first is its weight (binomial bounds)."""
+    full = [Entry.make("planner", x).as_dict() for x in (A, B)]
+    w = 0.3
+    field = _records(Lineup({"steward": Entry.make("field", field_params(
+        [(w, full[0]), (1 - w, full[1])]))}))
+    a = _records(Lineup({"steward": Entry.make("planner", A)}))
+    b = _records(Lineup({"steward": Entry.make("planner", B)}))
+    is_a = (field == a).all(axis=1)
+    is_b = (field == b).all(axis=1)
+    assert (is_a | is_b).all()
+    differ = ~(a == b).all(axis=1)
+    share = is_a[differ].mean()
+    n = differ.sum()
+    assert n > 500
+    assert abs(share - w) < 4 * np.sqrt(w * (1 - w) / n)
+
+
+# ------------------------------------------------------------------ field files
+
+
+def test_field_files_round_trip(tmp_path):
+    lu = Lineup({"steward": Entry.make("field", field_params([
+        (0.25, Entry.make("planner", A).as_dict()), (0.75, Entry.make("planner", B).as_dict())])),
+        "opportunist": Entry.make("planner", {"aim": 540})},
+        {1: Entry.make("hoarder")})
+    path = tmp_path / "f.toml"
+    path.write_text(lineup_to_toml(lu, ["a field"]))
+    back = lineup_from_file(path)
+    assert lineup_hash(back) == lineup_hash(lu)
+    comps = component_params(back.by_agenda["steward"].as_dict())
+    assert [w for w, _ in comps] == [0.25, 0.75]
+    assert comps[1][1]["aim"] == 700
+
+
+def test_mixture_weights_are_normalised():
+    doc = {"agendas": {"steward": {"mixture": [{"weight": 2, "aim": 500}, {"weight": 6}]}}}
+    lu = lineup_from_toml(doc)
+    assert [w for w, _ in component_params(lu.by_agenda["steward"].as_dict())] == [0.25, 0.75]
+
+
+@pytest.mark.parametrize(("mixture", "message"), [
+    ([], "a list of 1 to 6 tables"),
+    ([{"weight": 1}] * 7, "a list of 1 to 6 tables"),
+    ([{"weight": -1}], "mixture[0].weight: expected a positive number"),
+    ([{"weight": float("nan")}], "mixture[0].weight: expected a positive number"),
+    ([{"aim": 500}], "mixture[0].weight"),
+    ([{"weight": 1, "bot": "steward"}], "mixture[0].bot: a mixture mixes planners only"),
+    ([{"weight": 1, "aimm": 500}], "mixture[0].aimm: unknown parameter 'aimm'"),
+    ([{"weight": 1, "aim": 5000}], "mixture[0].aim: planner.aim: must be <= 800"),
+    (["planner"], "mixture[0]: expected a table"),
+])
+def test_bad_mixtures_are_one_line_errors(mixture, message):
+    with pytest.raises(UsageError) as e:
+        lineup_from_toml({"agendas": {"steward": {"mixture": mixture}}}, "f.toml")
+    assert message in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_a_mixture_takes_no_other_key():
+    with pytest.raises(UsageError, match="a mixture takes no other key"):
+        lineup_from_toml({"agendas": {"steward": {"mixture": [{"weight": 1}], "bot": "x"}}})
+
+
+# ------------------------------------------------------------------ fbsim equilibrium
+
+SMALL = ["--cell-games", "300", "--generations", "1", "--population", "3", "--search-games",
+         "200", "--confirm-games", "1000", "--iterations", "2", "-q"]
+
+
+def test_equilibrium_end_to_end_writes_the_field_and_summary_and_resumes(capsys, tmp_path):
+    out = tmp_path / "eq"
+    code, stdout, err = run(capsys, "equilibrium", "--players", "3", "--out", out, "--json",
+                            *SMALL)
+    assert code == 0, err
+    printed = json.loads(stdout)
+    saved = json.loads((out / "summary.json").read_text())
+    assert printed == saved
+    s = saved["players"]["3"]
+    assert set(s["agendas"]) == {"steward", "opportunist", "accelerationist"}
+    for a in s["agendas"].values():
+        assert set(a) >= {"win_rate", "ci", "fair", "deviation_gain", "gain_ci"}
+        assert a["ci"][0] <= a["win_rate"] <= a["ci"][1]
+        assert a["gain_ci"][0] <= a["deviation_gain"] <= a["gain_ci"][1]
+    assert sum(a["fair"] for a in s["agendas"].values()) == pytest.approx(1.0)
+    assert 1 <= s["iterations"] <= 2 and s["games"] > 0
+    # the field file is a lineup file that simulate plays
+    field = lineup_from_file(out / "p3.toml")
+    assert {e.bot for e in field.by_agenda.values()} == {"field"}
+    code, stdout, err = run(capsys, "simulate", "--lineup", out / "p3.toml", "--players", "3",
+                            "--games", "500", "--json")
+    assert code == 0, err
+    # a second run resumes the finished search: nothing is played again
+    state = (out / "p3" / "state.json").read_text()
+    code, stdout, err = run(capsys, "equilibrium", "--players", "3", "--out", out, "--json",
+                            *SMALL)
+    assert code == 0, err
+    assert json.loads(stdout) == printed
+    assert (out / "p3" / "state.json").read_text() == state
+    # other settings in the same folder: a one-line error
+    code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", out, *SMALL,
+                       "--seed", "5")
+    assert code == 2
+    assert "another --out" in err and err.count("\n") == 1
+
+
+def test_equilibrium_rejects_bad_input(capsys, tmp_path):
+    for args, message in ((["--players", "7"], "--players: table sizes are 3 to 6"),
+                          (["--cell-games", "10"], "--cell-games: at least 100 games"),
+                          (["--confirm-games", "lots"], "--confirm-games")):
+        code, _, err = run(capsys, "equilibrium", "--out", tmp_path / "x", *args)
+        assert code == 2
+        assert message in err and err.count("\n") == 1
+        assert not (tmp_path / "x").exists()
