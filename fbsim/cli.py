@@ -652,16 +652,19 @@ def equilibrium_cmd(
     cell_games: Annotated[str, typer.Option(
         help="Games per cell of the payoff table.")] = "20000",
     generations: Annotated[int, typer.Option(
-        help="Generations of each best-response search.", min=1)] = 6,
+        help="Generations of each best-response search.", min=1)] = 8,
     population: Annotated[int, typer.Option(help="Candidates per generation.", min=2)] = 12,
     search_games: Annotated[str, typer.Option(
-        help="Games per candidate and generation.")] = "4000",
+        help="Games per candidate and generation.")] = "5000",
     confirm_games: Annotated[str, typer.Option(
         help="Games of each confirmation on a fresh seed.")] = "100000",
-    iterations: Annotated[int, typer.Option(help="Iterations at most.", min=1)] = 8,
+    iterations: Annotated[int, typer.Option(help="Iterations at most.", min=1)] = 12,
     tolerance: Annotated[float, typer.Option(
         help="Stop when no Agenda's deviation gain (upper end of its 95% interval) exceeds "
              "this, in points of win rate.", min=0, max=100)] = 3.0,
+    stability: Annotated[float, typer.Option(
+        help="... and the field's win rates moved at most this over the last three "
+             "iterations, in points.", min=0, max=100)] = 3.0,
     force: Annotated[bool, typer.Option("--force", help="Start over, replaying everything.")
                      ] = False,
     as_json: Annotated[bool, typer.Option(
@@ -683,7 +686,8 @@ def equilibrium_cmd(
     budget = Budget(cell_games=_games(cell_games, "--cell-games"), generations=generations,
                     population=population, search_games=_games(search_games, "--search-games"),
                     confirm_games=_games(confirm_games, "--confirm-games"),
-                    iterations=iterations, tolerance=tolerance / 100)
+                    iterations=iterations, tolerance=tolerance / 100,
+                    stability=stability / 100)
     for flag, v in (("--cell-games", budget.cell_games), ("--search-games", budget.search_games),
                     ("--confirm-games", budget.confirm_games)):
         if v < 100:

@@ -16,8 +16,10 @@ the `planner` bot's strategy space, one population per Agenda:
    on the same fresh games: the field's win rates and each Agenda's *deviation gain* (the best
    response's win rate minus the Agenda's in the field, paired game by game) with 95%
    intervals.
-5. Stop when no Agenda gains more than `tolerance` (the upper end of the gain's interval),
-   else add the best responses that gain to the populations and iterate.
+5. Add the best responses that gain more than `tolerance` (the upper end of the gain's
+   interval) to the populations and iterate. Converged: no Agenda gains more than
+   `tolerance`, and the field's win rates moved at most `stability` over the last three
+   iterations (so at least two fresh searches after the last change found no gain).
 
 Every sweep is a dataset under OUT/pN/ (resumed if killed, played on Dask with a client), and
 the search's state (populations, payoff table, iterations) is saved to OUT/pN/state.json
@@ -86,12 +88,13 @@ SEEDS = {
 @dataclass(frozen=True)
 class Budget:
     cell_games: int = 20_000  # games per cell of the payoff table
-    generations: int = 6  # of each best-response search
+    generations: int = 8  # of each best-response search
     population: int = 12  # candidates per generation
-    search_games: int = 4_000  # games per candidate and generation
+    search_games: int = 5_000  # games per candidate and generation
     confirm_games: int = 100_000  # games of each confirmation (field and deviations)
-    iterations: int = 8  # at most
+    iterations: int = 12  # at most
     tolerance: float = 0.03  # deviation gain (upper end of its 95% interval) that stops
+    stability: float = 0.03  # ... once the win rates moved no more over three iterations
 
 
 def planner(params: dict) -> Entry:
@@ -141,22 +144,41 @@ class Search:
             if state.get("config") != self.config:
                 raise UsageError(f"{path}: a search with other settings is in this folder; "
                                  "give another --out, or --force to start it over")
-            if (state["done"] and not state.get("converged")
-                    and len(state["iterations"]) < self.budget.iterations):
-                state["done"] = False  # more iterations asked of an unconverged search
-                self._extend(state)
             return state
         return {"config": self.config, "populations": {a: [planner(x).as_dict() for x in SEEDS[a]]
                                 for a in AGENDAS},
-                "cells": {}, "iterations": [], "games": 0, "done": False}
+                "cells": {}, "iterations": [], "games": 0, "extended": -1}
 
-    def _extend(self, state: dict) -> None:
-        """Add the last iteration's gaining best responses (as `run` does between
-        iterations)."""
-        last = state["iterations"][-1]
+    def _extend(self) -> None:
+        """Add the last iteration's gaining best responses to the populations (once)."""
+        its = self.state["iterations"]
+        if self.state["extended"] >= len(its) - 1:
+            return
         for a in AGENDAS:
-            if last["agendas"][a]["gain_ci"][1] > self.budget.tolerance:
-                state["populations"][a].append(last["agendas"][a]["best_response"])
+            if its[-1]["agendas"][a]["gain_ci"][1] > self.budget.tolerance:
+                self.state["populations"][a].append(its[-1]["agendas"][a]["best_response"])
+        self.state["extended"] = len(its) - 1
+        self._save()
+
+    def moves(self) -> dict[str, float]:
+        """Per Agenda: how far the field's win rate moved over the last three iterations."""
+        its = self.state["iterations"][-3:]
+        return {a: max(r["agendas"][a]["win_rate"] for r in its)
+                - min(r["agendas"][a]["win_rate"] for r in its) for a in AGENDAS}
+
+    def converged(self) -> bool:
+        """No Agenda gains more than the tolerance by deviating (upper end of the interval),
+        and the field's win rates moved at most `stability` over the last three iterations
+        (so at least two fresh searches after the last change found no gain)."""
+        its = self.state["iterations"]
+        if len(its) < 3:
+            return False
+        gains = all(r["gain_ci"][1] <= self.budget.tolerance
+                    for r in its[-1]["agendas"].values())
+        return gains and max(self.moves().values()) <= self.budget.stability
+
+    def finished(self) -> bool:
+        return self.converged() or len(self.state["iterations"]) >= self.budget.iterations
 
     def _save(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -263,36 +285,28 @@ class Search:
                           overrides_source="--set", bots={}, players=self.players)
 
     def run(self) -> dict:
-        b = self.budget
-        while not self.state["done"]:
+        while not self.finished():
+            if self.state["iterations"]:
+                self._extend()
             it = len(self.state["iterations"])
             record = self.iterate(it)
             self.state["iterations"].append(record)
-            gains = {a: r["gain_ci"][1] for a, r in record["agendas"].items()}
+            self._save()
             self.say(f"iteration {it}: field " + ", ".join(
                 f"{a} {100 * r['win_rate']:.1f}%" for a, r in record["agendas"].items())
                 + "; deviation gains " + ", ".join(
-                f"{a} {100 * r['deviation_gain']:+.1f} (<= {100 * gains[a]:+.1f})"
+                f"{a} {100 * r['deviation_gain']:+.1f} (<= {100 * r['gain_ci'][1]:+.1f})"
                 for a, r in record["agendas"].items()))
-            converged = all(g <= b.tolerance for g in gains.values())
-            if converged or it + 1 >= b.iterations:
-                self.state["done"] = True
-                self.state["converged"] = converged
-            else:
-                self._extend(self.state)
-            self._save()
         return self.summary()
 
     def summary(self) -> dict:
         its = self.state["iterations"]
         last = its[-1]
-        moves = {a: max(abs(r["agendas"][a]["win_rate"] - last["agendas"][a]["win_rate"])
-                        for r in its[-3:]) for a in AGENDAS}
         agendas = {a: {k: v for k, v in r.items() if k != "best_response"}
                    for a, r in last["agendas"].items()}
         return {"agendas": agendas, "iterations": len(its), "games": self.state["games"],
-                "converged": bool(self.state.get("converged")),
-                "tolerance": self.budget.tolerance, "last_three_move": moves,
+                "converged": self.converged(), "tolerance": self.budget.tolerance,
+                "stability": self.budget.stability, "last_three_move": self.moves(),
                 "meta_regret": last["meta_regret"], "mixture": last["mixture"],
                 "populations": {a: len(p) for a, p in self.state["populations"].items()}}
 
@@ -305,8 +319,9 @@ def field_file_text(search: Search, summary: dict) -> str:
     pc = lambda x: f"{100 * x:.1f}%"  # noqa: E731
     lines = [f"fbsim field: the equilibrium found by `fbsim equilibrium` at {search.players} "
              "players", f"{summary['iterations']} iterations, {summary['games']:,} games; "
-             f"converged (every deviation gain <= {100 * summary['tolerance']:.0f} points): "
-             f"{'yes' if summary['converged'] else 'no'}", ""]
+             f"converged (every deviation gain <= {100 * summary['tolerance']:.0f} points, "
+             f"win rates within {100 * summary['stability']:.0f} points over the last three "
+             f"iterations): {'yes' if summary['converged'] else 'no'}", ""]
     for a, r in summary["agendas"].items():
         lines.append(f"{a}: wins {pc(r['win_rate'])} [{pc(r['ci'][0])}, {pc(r['ci'][1])}] "
                      f"(fair {pc(r['fair'])}); deviation gain "
@@ -351,9 +366,11 @@ def format_summary(players: int, s: dict) -> str:
     def pc(x):
         return f"{100 * x:.1f}%"
 
+    moved = max(s["last_three_move"].values())
     lines = [f"{players} players: {s['iterations']} iterations, {s['games']:,} games; "
              f"converged: {'yes' if s['converged'] else 'no'} (tolerance "
-             f"{100 * s['tolerance']:.0f} points)"]
+             f"{100 * s['tolerance']:.0f} points; win rates moved {100 * moved:.1f} points "
+             "over the last three iterations)"]
     for a, r in s["agendas"].items():
         lines.append(f"  {a:<16} wins {pc(r['win_rate'])} [{pc(r['ci'][0])}, "
                      f"{pc(r['ci'][1])}], fair {pc(r['fair'])}; deviation gain "
