@@ -168,7 +168,11 @@ SMALL = ["--cell-games", "300", "--generations", "1", "--population", "3", "--se
          "200", "--confirm-games", "1000", "--iterations", "2", "-q"]
 
 
-def test_equilibrium_end_to_end_writes_the_field_and_summary_and_resumes(capsys, tmp_path):
+def test_equilibrium_end_to_end_writes_the_field_and_summary_and_resumes(capsys, tmp_path,
+                                                                          monkeypatch):
+    from fbsim.experiments.search import equilibrium
+
+    monkeypatch.setattr(equilibrium, "LEAKAGE_GAMES", 60)
     out = tmp_path / "eq"
     code, stdout, err = run(capsys, "equilibrium", "--players", "3", "--out", out, "--json",
                             *SMALL)
@@ -184,6 +188,12 @@ def test_equilibrium_end_to_end_writes_the_field_and_summary_and_resumes(capsys,
         assert a["gain_ci"][0] <= a["deviation_gain"] <= a["gain_ci"][1]
     assert sum(a["fair"] for a in s["agendas"].values()) == pytest.approx(1.0)
     assert 1 <= s["iterations"] <= 2 and s["games"] > 0
+    acc = s["accusation_accuracy"]
+    assert acc["ci"][0] <= acc["rate"] <= acc["ci"][1] or acc["rate"] != acc["rate"]
+    assert set(s["leakage"]) == {"steward", "opportunist", "accelerationist"}
+    for v in s["leakage"].values():
+        assert 1 <= len(v["by_round"]) <= 8
+        assert all(0 <= lo <= r <= hi <= 1 for r, lo, hi in v["by_round"])
     # the field file is a lineup file that simulate plays
     field = lineup_from_file(out / "p3.toml")
     assert {e.bot for e in field.by_agenda.values()} == {"field"}
@@ -212,3 +222,34 @@ def test_equilibrium_rejects_bad_input(capsys, tmp_path):
         assert code == 2
         assert message in err and err.count("\n") == 1
         assert not (tmp_path / "x").exists()
+
+
+# ------------------------------------------------------------------ Agenda leakage
+
+
+def test_leakage_is_chance_when_every_seat_plays_alike():
+    """Every seat plays the same bot whatever its Agenda: public play says nothing, so the
+    observer names each Agenda at about its share of the seats."""
+    from fbsim.experiments.metrics.leakage import leakage
+
+    alike = Lineup({a: Entry.make("hoarder") for a in ("steward", "opportunist",
+                                                        "accelerationist")})
+    df = leakage(load_rules(players=4), alike, seed=2, games=600)
+    last = df[df["round"] == 3]
+    for r in last.itertuples():
+        assert r.ci_low - 0.03 <= r.chance <= r.ci_high + 0.03, r
+
+
+def test_leakage_names_an_open_burner():
+    """An Accelerationist that burns six open Agents a round, among seats that never burn,
+    is named whenever one is dealt (at 4 players: in 14 games of 15)."""
+    from fbsim.experiments.metrics.leakage import leakage
+
+    lu = Lineup({"steward": Entry.make("steward", {"max_burn": 0}),
+                 "opportunist": Entry.make("hoarder"),
+                 "accelerationist": Entry.make("fog-grabber",
+                                               {"burns": 6, "masks_per_round": 0})})
+    df = leakage(load_rules(players=4), lu, seed=2, games=300)
+    r1 = df[(df["round"] == 1) & (df["agenda"] == "accelerationist")].iloc[0]
+    assert r1.rate > 0.85
+    assert r1.games == 300

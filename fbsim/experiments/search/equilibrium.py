@@ -53,6 +53,7 @@ AGENDAS = L.AGENDA_NAMES  # steward, opportunist, accelerationist: the roles, in
 CELL_SEED_OFFSET = 0  # the payoff table's games
 SEARCH_SEED_OFFSET = 10_000  # best-response searches: + 100 * iteration + 10 * agenda + gen
 CONFIRM_SEED_OFFSET = 500_000  # confirmations: + iteration (fresh games every time)
+LEAKAGE_GAMES = 2_000  # reference-engine games replayed to measure Agenda leakage
 
 # the planner's search box (fbsim.policies.planner); integer dimensions are rounded
 DIMS = (
@@ -299,6 +300,41 @@ class Search:
                 for a, r in record["agendas"].items()))
         return self.summary()
 
+    def measures(self) -> dict:
+        """Accusation accuracy (R-A3: cornered players who were Accelerationists) over the
+        last confirmation's games, and Agenda leakage by round
+        (`fbsim.experiments.metrics.leakage`) over LEAKAGE_GAMES reference games, of the
+        final field (kept in the state once measured)."""
+        if "measures" in self.state:
+            return self.state["measures"]
+        from fbsim.experiments.metrics.leakage import leakage
+        from fbsim.experiments.metrics.tally import Tally
+        from fbsim.experiments.run.runner import Arm, run_blocks
+
+        rules, field = self._rules(), self.field()
+        it = len(self.state["iterations"]) - 1
+        seed = self.seed + CONFIRM_SEED_OFFSET + it
+        tally = Tally.for_rules(rules, field)
+
+        def consume(first, recs):
+            tally.add(tally.measure(recs[0], rules, field))
+
+        self.say("measuring accusation accuracy and Agenda leakage of the field")
+        run_blocks([Arm(rules, field)], seed, 0, self.budget.confirm_games, consume,
+                   tallies=[tally])
+        rate, lo, hi = tally.estimate(tally.index["accuracy"])
+        leak = leakage(rules, field, seed, LEAKAGE_GAMES)
+        self.state["measures"] = {
+            "accusation_accuracy": {"rate": rate, "ci": [lo, hi],
+                                    "games": self.budget.confirm_games},
+            "leakage": {a: {"chance": float(g["chance"].iloc[0]),
+                            "by_round": [[float(x) for x in row] for row in
+                                         g[["rate", "ci_low", "ci_high"]].to_numpy()],
+                            "games": LEAKAGE_GAMES}
+                        for a, g in leak.groupby("agenda", sort=False)}}
+        self._save()
+        return self.state["measures"]
+
     def summary(self) -> dict:
         its = self.state["iterations"]
         last = its[-1]
@@ -308,7 +344,8 @@ class Search:
                 "converged": self.converged(), "tolerance": self.budget.tolerance,
                 "stability": self.budget.stability, "last_three_move": self.moves(),
                 "meta_regret": last["meta_regret"], "mixture": last["mixture"],
-                "populations": {a: len(p) for a, p in self.state["populations"].items()}}
+                "populations": {a: len(p) for a, p in self.state["populations"].items()},
+                **self.measures()}
 
     def field(self) -> Lineup:
         last = self.state["iterations"][-1]
@@ -377,4 +414,14 @@ def format_summary(players: int, s: dict) -> str:
                      f"{100 * r['deviation_gain']:+.1f} points [{100 * r['gain_ci'][0]:+.1f}, "
                      f"{100 * r['gain_ci'][1]:+.1f}]; mixture of "
                      f"{sum(1 for w in s['mixture'][a] if w > 0)}")
+    acc = s["accusation_accuracy"]
+    lines.append(f"  accusation accuracy {pc(acc['rate'])} [{pc(acc['ci'][0])}, "
+                 f"{pc(acc['ci'][1])}] of cornered players were Accelerationists")
+    lines.append("  Agenda leakage (the public-evidence observer names the seat correctly), "
+                 "after rounds 1 / 3 / last played: " + "; ".join(
+                     f"{a} " + " / ".join(pc(x[0]) for x in (v["by_round"][0],
+                                                            v["by_round"][min(2, len(
+                                                                v["by_round"]) - 1)],
+                                                            v["by_round"][-1]))
+                     + f" (chance {pc(v['chance'])})" for a, v in s["leakage"].items()))
     return "\n".join(lines)
