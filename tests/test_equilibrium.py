@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+
 from fbsim.cli import main
 from fbsim.errors import UsageError
 from fbsim.experiments.search.meta import payoffs, regrets, solve
@@ -21,7 +22,6 @@ from fbsim.game.lineup import (
 from fbsim.kernel import simulate
 from fbsim.policies.field import component_params, field_params
 from fbsim.rules import load_rules
-
 
 
 def run(capsys, *args):
