@@ -725,15 +725,26 @@ def tune_cmd(
                      ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the ranked table as JSON.")
                        ] = False,
+    robust: Annotated[bool, typer.Option(
+        "--robust", help="Search rules against several fields at once and rank them by the "
+        "worst field's loss: the spec's lineup and the committed equilibria "
+        "(results/equilibrium/pN.toml), plus every --field.")] = False,
+    field: Annotated[list[str] | None, typer.Option(
+        "--field", help="With --robust: one more field (a lineup or field file; {players} in "
+        "a path stands for the table size). Repeatable.")] = None,
     quiet: QuietOpt = False,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
 ):
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.provenance import now_iso
-    from fbsim.experiments.search.tune import load_tune_spec, tune, write_tune
+    from fbsim.experiments.search.tune import ROBUST_FIELDS, load_tune_spec, tune, write_tune
 
     spec = load_tune_spec(target)
+    if field and not robust:
+        raise UsageError("--field: give it with --robust")
+    if robust:  # (tune loads every field at every table size before any game)
+        spec.fields = list(dict.fromkeys([*(spec.fields or ROBUST_FIELDS), *(field or [])]))
     started = now_iso()
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
     with open_client(scheduler, workers) as (client, _threads):
@@ -744,7 +755,8 @@ def tune_cmd(
         typer.echo(res.ranked.to_json(orient="records", indent=1))
         return
     cols = ["rank", *spec.params, "loss"] + [c for c in res.ranked.columns
-                                              if c.startswith("p") and "_" in c]
+                                              if c.startswith(("p", "loss_f", "worst"))
+                                              and "_" in c]
     typer.echo(res.ranked[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     typer.echo("best: " + ", ".join(f"{k} = {v}" for k, v in res.best.items()))
     for p in paths:

@@ -135,3 +135,41 @@ def test_exploit_and_tune_commands(capsys, tmp_path):
     assert main(["tune", "--target", str(f), "--out", str(tmp_path / "t"), "-q"]) == 0
     out = capsys.readouterr().out
     assert "best: masks = " in out and (tmp_path / "t" / "best_rules.toml").exists()
+
+
+def test_robust_tune_ranks_by_the_worst_field(tmp_path):
+    """With several fields each candidate's loss is its worst field's (each field's loss is
+    the single-field loss measured alone on the same games)."""
+    fields = ["default", "accelerationist=planner:collapse=1;burn_floor=3;reserve=10"]
+    doc = {"players": [3], "games": 1500, "generations": 2, "population": 4,
+           "confirm_games": 3000, "top": 2, "seed": 4, "fields": fields,
+           "params": {"baseline_offset": [-4, 6]}}
+    spec = tune_spec_from_dict(doc)
+    res = tune(spec, tmp_path / "robust")
+    r = res.ranked
+    assert {"loss_f0", "loss_f1", "worst_field"} <= set(r.columns)
+    assert np.allclose(r["loss"], r[["loss_f0", "loss_f1"]].max(axis=1))
+    assert set(r["worst_field"]) <= set(fields)
+    # field 1's loss alone: a plain tune spec with that lineup, on the confirmation's games
+    from fbsim.experiments.search.tune import _sweep_spec
+
+    alone = tune_spec_from_dict({**{k: v for k, v in doc.items() if k != "fields"},
+                                 "lineup": fields[1]})
+    best = [{"baseline_offset": int(r.loc[0, "baseline_offset"])}]
+    res1 = run_sweep(_sweep_spec(alone, best, 3000, spec.seed + 90_000), tmp_path / "alone")
+    assert losses(alone, res1, 1)[0]["loss"] == pytest.approx(r.loc[0, "loss_f1"])
+
+
+def test_tune_field_needs_robust(capsys, tmp_path):
+    f = tmp_path / "t.toml"
+    f.write_text('players = [3]\n[params]\nmasks = [0, 3]\n')
+    code = main(["tune", "--target", str(f), "--field", "default", "--out",
+                 str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "--field: give it with --robust" in err
+    f.write_text('players = [3]\nfields = ["default", "nothere/p{players}.toml"]\n'
+                 '[params]\nmasks = [0, 3]\n')
+    code = main(["tune", "--target", str(f), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "nothere/p3.toml" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()

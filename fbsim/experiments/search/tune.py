@@ -12,6 +12,7 @@ The spec names the rules searched, with ranges, and the balance loss:
     seed = 0
     rules = "base.toml"         # optional, relative to the spec
     lineup = "..."              # optional
+    fields = ["default", "equilibrium/p{players}.toml"]   # optional: robust tuning
 
     [params]                    # [lo, hi]; integers when both bounds are integers
     baseline_offset = [-4, 8]
@@ -31,7 +32,14 @@ loss = mean over table sizes of  w_win * sum_a (rate_a - target_a)^2
                                + w_collapse * (distance of the collapse rate from its band)^2
                                + w_seat * max(0, seat spread - bound)^2
 
-Each generation's candidates x table sizes are the points of one sweep (common random
+**Robust tuning** (`fields`, or `fbsim tune --robust`): the candidates are played against
+every field (a lineup or field file; `{players}` in a path stands for the table size, and
+"default" is the default lineup) and a candidate's loss is its *worst* field's loss: rules
+that balance the default bots but not the equilibrium score as badly as the equilibrium says.
+The ranked table then has each field's loss (`loss_f0`, `loss_f1`, ...) and metrics
+(`f1_p4_steward`, ...).
+
+Each generation's candidates x table sizes (x fields) are the points of one sweep (common random
 numbers; progress, resuming and Dask come with it); generation g plays seed `seed + g`. The
 best candidates are then confirmed on a fresh seed, ranked by their confirmed loss, written as
 a Parquet table, and the best rules as a ready TOML file.
@@ -62,7 +70,9 @@ from fbsim.game import layout as L
 
 CONFIRM_SEED_OFFSET = 90_000
 KEYS = ("players", "games", "generations", "population", "confirm_games", "top", "seed",
-        "rules", "lineup", "params", "target", "weights")
+        "rules", "lineup", "fields", "params", "target", "weights")
+DEFAULT_FIELD = "default"  # in `fields`: the spec's lineup (or the default lineup)
+ROBUST_FIELDS = (DEFAULT_FIELD, "results/equilibrium/p{players}.toml")  # fbsim tune --robust
 
 
 @dataclass
@@ -77,6 +87,7 @@ class TuneSpec:
     seed: int = 0
     rules: str | None = None
     lineup: str | None = None
+    fields: list[str] | None = None  # robust tuning: the worst of these fields' losses
     win_rate: Any = "fair"
     collapse: tuple[float, float] | None = None
     seat_spread: float | None = None
@@ -108,6 +119,13 @@ def tune_spec_from_dict(doc: dict, where: str = "tune spec", base_dir: Path | No
         if k in doc:
             setattr(s, k, int_field(doc, k, 0 if k == "seed" else 1, where))
     read_table_fields(doc, s, base_dir)
+    if "fields" in doc:
+        f = doc["fields"]
+        if not (isinstance(f, list) and f and all(isinstance(x, str) for x in f)):
+            raise SpecError(f"{where}: fields: expected a list of lineups or field files, "
+                            f"got {f!r}")
+        s.fields = [x if x == DEFAULT_FIELD or Path(x).is_absolute() or base_dir is None
+                    or not x.endswith(".toml") else str(base_dir / x) for x in f]
     target = doc.get("target", {})
     if "win_rate" in target:
         w = target["win_rate"]
@@ -134,8 +152,20 @@ def _dims(spec: TuneSpec) -> list[Dim]:
             for k, (lo, hi) in spec.params.items()]
 
 
+def fields(spec: TuneSpec) -> list[str]:
+    return spec.fields or [DEFAULT_FIELD]
+
+
+def field_lineup(spec: TuneSpec, name: str, players: int) -> str | None:
+    """A field's lineup at a table size (None: the default lineup)."""
+    if name == DEFAULT_FIELD:
+        return spec.lineup
+    return name.replace("{players}", str(players))
+
+
 def _points(spec: TuneSpec, cands: list[dict]) -> list[dict]:
-    return [{"players": n, **c} for c in cands for n in spec.players]
+    return [{"players": n, "lineup": field_lineup(spec, f, n), **c}
+            for c in cands for n in spec.players for f in fields(spec)]
 
 
 def _sweep_spec(spec: TuneSpec, cands: list[dict], games: int, seed: int) -> SweepSpec:
@@ -144,42 +174,52 @@ def _sweep_spec(spec: TuneSpec, cands: list[dict], games: int, seed: int) -> Swe
 
 
 def losses(spec: TuneSpec, res, n_cands: int) -> list[dict]:
-    """The loss and its parts for each candidate, from a sweep of candidates x sizes."""
+    """The loss and its parts for each candidate, from a sweep of candidates x sizes x
+    fields: with several fields, the worst field's loss (and every field's)."""
     from fbsim.experiments.metrics.definitions import deck_share
     from fbsim.rules import load_rules
 
     w = {"win_rate": 1.0, "collapse": 1.0, "seat_spread": 1.0, **spec.weights}
     win, out, seats = res.win_rates, res.outcomes, res.seats
-    k = len(spec.players)
+    k, names = len(spec.players), fields(spec)
     rows = []
     for c in range(n_cands):
-        parts = {"win_rate": 0.0, "collapse": 0.0, "seat_spread": 0.0}
+        per_field = []
         metrics: dict[str, float] = {}
-        for j, n in enumerate(spec.players):
-            point = c * k + j
-            ag = win[(win["point"] == point) & (win["kind"] == "agenda")].set_index("name")
-            if spec.win_rate == "fair":
-                rules = load_rules(spec.rules, bots={}, players=n)
-                target = {a: deck_share(rules, a) for a in L.AGENDA_NAMES}
-            else:
-                target = spec.win_rate
-            parts["win_rate"] += sum((ag.loc[a, "rate"] - t) ** 2 for a, t in target.items())
-            o = out[out["point"] == point].iloc[0]
-            cr = float(o["collapse_rate"])
-            if spec.collapse is not None:
-                lo, hi = spec.collapse
-                parts["collapse"] += (lo - cr if cr < lo else max(0.0, cr - hi)) ** 2
-            st = seats[seats["point"] == point]["rate"]
-            spread = float(st.max() - st.min())
-            if spec.seat_spread is not None:
-                parts["seat_spread"] += max(0.0, spread - spec.seat_spread) ** 2
-            for a in L.AGENDA_NAMES:
-                metrics[f"p{n}_{a}"] = float(ag.loc[a, "rate"])
-            metrics[f"p{n}_collapse"] = cr
-            metrics[f"p{n}_seat_spread"] = spread
-        loss = sum(w[key] * v for key, v in parts.items()) / k
-        rows.append({"loss": loss, **{f"loss_{key}": v / k for key, v in parts.items()},
-                     **metrics})
+        for fi in range(len(names)):
+            parts = {"win_rate": 0.0, "collapse": 0.0, "seat_spread": 0.0}
+            prefix = f"f{fi}_" if len(names) > 1 else ""
+            for j, n in enumerate(spec.players):
+                point = (c * k + j) * len(names) + fi
+                ag = win[(win["point"] == point) & (win["kind"] == "agenda")].set_index("name")
+                if spec.win_rate == "fair":
+                    rules = load_rules(spec.rules, bots={}, players=n)
+                    target = {a: deck_share(rules, a) for a in L.AGENDA_NAMES}
+                else:
+                    target = spec.win_rate
+                parts["win_rate"] += sum((ag.loc[a, "rate"] - t) ** 2
+                                         for a, t in target.items())
+                o = out[out["point"] == point].iloc[0]
+                cr = float(o["collapse_rate"])
+                if spec.collapse is not None:
+                    lo, hi = spec.collapse
+                    parts["collapse"] += (lo - cr if cr < lo else max(0.0, cr - hi)) ** 2
+                st = seats[seats["point"] == point]["rate"]
+                spread = float(st.max() - st.min())
+                if spec.seat_spread is not None:
+                    parts["seat_spread"] += max(0.0, spread - spec.seat_spread) ** 2
+                for a in L.AGENDA_NAMES:
+                    metrics[f"{prefix}p{n}_{a}"] = float(ag.loc[a, "rate"])
+                metrics[f"{prefix}p{n}_collapse"] = cr
+                metrics[f"{prefix}p{n}_seat_spread"] = spread
+            per_field.append((sum(w[key] * v for key, v in parts.items()) / k, parts))
+        worst = max(range(len(names)), key=lambda i: per_field[i][0])
+        loss, parts = per_field[worst]
+        row = {"loss": loss, **{f"loss_{key}": v / k for key, v in parts.items()}}
+        if len(names) > 1:
+            row["worst_field"] = names[worst]
+            row.update({f"loss_f{i}": per_field[i][0] for i in range(len(names))})
+        rows.append({**row, **metrics})
     return rows
 
 
@@ -263,6 +303,7 @@ def write_tune(result: TuneResult, spec: TuneSpec, out: str | Path, started: str
 
     lineup = parse_lineup(spec.lineup)
     prov = {**base_provenance(started), "kind": "tune", "tune_spec": asdict(spec),
+            "fields": fields(spec),
             "lineup": lineup.describe(), "lineup_hash": lineup_hash(lineup),
             "search_seeds": [spec.seed + g for g in range(spec.generations)],
             "confirm_seed": spec.seed + CONFIRM_SEED_OFFSET}
