@@ -566,7 +566,9 @@ def exploit_cmd(
     players: Annotated[str, typer.Option(help="Table size (with --all: sizes, e.g. 3..6).")
                        ] = "4",
     field: Annotated[str | None, typer.Option(
-        help="The field's bots by Agenda (as --lineup; default: the default lineup).")
+        help="The field's bots by Agenda (as --lineup, or a lineup or field file; "
+             "{players} in a path stands for the table size, e.g. "
+             "results/equilibrium/p{players}.toml; default: the default lineup).")
                      ] = None,
     budget: Annotated[str, typer.Option(help="Games the search may play.")] = "2560000",
     generations: Annotated[int, typer.Option(help="Generations of the search.", min=1)] = 8,
@@ -599,8 +601,9 @@ def exploit_cmd(
     for n in sizes:
         if not 3 <= n <= 6:
             raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
-    if field is not None:
-        parse_lineup(field)
+    if field is not None:  # "{players}" in a field file's path stands for the table size
+        for n in sizes:
+            parse_lineup(field.replace("{players}", str(n)))
     if not all_:
         if agenda is None:
             raise UsageError("--agenda: name an Agenda (or give --all)")
