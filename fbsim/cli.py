@@ -523,6 +523,10 @@ def experiment_cmd(
         help="Games per point (default: each experiment's, 1000000).")] = None,
     results: Annotated[Path, typer.Option(help="Folder of the results.", file_okay=False)
                        ] = Path("results"),
+    field: Annotated[str | None, typer.Option(
+        help="Play the experiment against this field instead of the default bots: a lineup "
+             "or field file ({players} in a path stands for the table size, e.g. "
+             "results/equilibrium/p{players}.toml). Give another --results folder.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Recompute finished points.")
                      ] = False,
     quiet: QuietOpt = False,
@@ -545,12 +549,15 @@ def experiment_cmd(
             raise UsageError(f"unknown experiment '{name}'{did_you_mean(name, exps)} "
                              "(fbsim experiment --list)")
     n = _games(games) if games is not None else None
+    if field is not None and results == Path("results"):
+        raise UsageError("--field: give another --results folder (results/ holds the "
+                         "experiments of the default bots)")
     with open_client(scheduler, workers) as (client, threads):
         for name in chosen:
             typer.echo(f"== {name}", err=True)
             path = xreg.run(name, results, games=n, progress=_progress(quiet), force=force,
                             echo=lambda m: typer.echo(m, err=True), client=client,
-                            threads=threads)
+                            threads=threads, field=field)
             typer.echo(str(path))
 
 

@@ -253,3 +253,22 @@ def test_leakage_names_an_open_burner():
     r1 = df[(df["round"] == 1) & (df["agenda"] == "accelerationist")].iloc[0]
     assert r1.rate > 0.85
     assert r1.games == 300
+
+
+def test_players_in_a_lineup_path_stands_for_the_table_size(tmp_path, capsys):
+    """A field per table size: "{players}" in a lineup file's path, in simulate, sweeps and
+    experiments."""
+    for n, aim in ((3, 480), (4, 520)):
+        (tmp_path / f"p{n}.toml").write_text(lineup_to_toml(Lineup(
+            {"steward": Entry.make("planner", {"aim": aim})})))
+    from fbsim.game.lineup import parse_lineup
+
+    pattern = str(tmp_path / "p{players}.toml")
+    assert parse_lineup(pattern, players=3).by_agenda["steward"].as_dict()["aim"] == 480
+    assert parse_lineup(pattern, players=4).by_agenda["steward"].as_dict()["aim"] == 520
+    code, out, err = run(capsys, "experiment", "masks", "--field", pattern, "--games", "200")
+    assert code == 2 and "another --results" in err
+    code, out, err = run(capsys, "simulate", "--lineup", pattern, "--players", "4", "--games",
+                         "300", "--json")
+    assert code == 0, err
+    assert "planner:aim=520" in json.dumps(json.loads(out))

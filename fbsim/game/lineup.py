@@ -269,10 +269,14 @@ def _is_file(text: str) -> bool:
 
 def parse_lineup(lineup: str | None = None, seats: list[str] | tuple[str, ...] = (),
                  players: int | None = None) -> Lineup:
-    """`--lineup` (Agenda items, one bot for all, or a lineup file) and `--seat` items."""
+    """`--lineup` (Agenda items, one bot for all, or a lineup file) and `--seat` items.
+    With `players`, "{players}" in the text stands for the table size
+    (`results/equilibrium/p{players}.toml`)."""
     by_agenda: dict[str, Entry] = {a: Entry.make(b) for a, b in DEFAULT_BY_AGENDA.items()}
     seat_map: dict[int, Entry] = {}
     hi = (players - 1) if players else L.MAX_PLAYERS - 1
+    if lineup and players and "{players}" in lineup:  # a field file per table size
+        lineup = lineup.replace("{players}", str(players))
     if lineup and _is_file(lineup):
         lu = lineup_from_file(lineup, players)
         by_agenda, seat_map = dict(lu.by_agenda), dict(lu.seats)

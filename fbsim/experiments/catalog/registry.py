@@ -30,7 +30,11 @@ def experiments() -> dict:
 
 
 def run(name: str, results: str | Path = "results", games: int | None = None, progress=None,
-        force: bool = False, echo=None, client=None, threads: int | None = None) -> Path:
+        force: bool = False, echo=None, client=None, threads: int | None = None,
+        field: str | None = None) -> Path:
+    """Run experiment `name` into RESULTS/NAME; `field`: the lineup (or field file, with
+    "{players}" for the table size) the experiment's points play instead of the default
+    lineup."""
     from fbsim.experiments.report.plots import plot_dataset
     from fbsim.experiments.run.sweep import load, run_sweep
 
@@ -38,6 +42,8 @@ def run(name: str, results: str | Path = "results", games: int | None = None, pr
     out = Path(results) / name
     n = games or DEFAULT_GAMES
     spec = exp.spec(n)
+    if field is not None:
+        spec.lineup = field
     if not force and _stale(out, spec):
         if echo:
             echo(f"{out}: made by another spec, other rules or another lineup (e.g. a "
@@ -75,6 +81,8 @@ def write_summary(exp, spec, tables, figures, out: Path, games: int, res) -> Pat
     prov = tables["outcomes"].attrs["provenance"]
     cmd = f"fbsim experiment {exp.NAME}" + ("" if games == DEFAULT_GAMES
                                             else f" --games {games}")
+    if spec.lineup:
+        cmd += f" --field {spec.lineup} --results {out.parent}"
     lines = [f"# {exp.NAME}: {exp.SUMMARY}", "", (exp.__doc__ or "").strip(), "",
              f"Regenerate: `{shlex.quote(cmd) if ' ' not in cmd else cmd}` "
              f"({len(tables['outcomes'])} points, {games:,} games per point, seed {spec.seed}; "
