@@ -194,6 +194,8 @@ def test_equilibrium_end_to_end_writes_the_field_and_summary_and_resumes(capsys,
     for v in s["leakage"].values():
         assert 1 <= len(v["by_round"]) <= 8
         assert all(0 <= lo <= r <= hi <= 1 for r, lo, hi in v["by_round"])
+    md = (out / "summary.md").read_text()
+    assert "| 3 | steward |" in md and "| 3 | accelerationist |" in md
     # the field file is a lineup file that simulate plays
     field = lineup_from_file(out / "p3.toml")
     assert {e.bot for e in field.by_agenda.values()} == {"field"}

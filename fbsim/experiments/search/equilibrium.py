@@ -396,7 +396,51 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
         os.replace(tmp, path)
+        write_summary_md(out, doc)
     return doc
+
+
+def write_summary_md(out: Path, doc: dict) -> Path:
+    """OUT/summary.md: the summary in words and numbers, per table size."""
+    def pc(x):
+        return f"{100 * x:.1f}%"
+
+    lines = ["# Balance at an equilibrium of strong strategies", "",
+             "Found by `fbsim equilibrium` (see the README: a PSRO-style search over the "
+             "`planner` bot's strategies, one population per Agenda). Win rates are those of "
+             "the field (the mixture) on a fresh seed; the deviation gain is the best response "
+             "found against the field minus the Agenda's win rate in it (paired, same games); "
+             "95% intervals in brackets. The fields are `pN.toml`; every number is in "
+             "`summary.json`.", "",
+             "| players | Agenda | wins | fair share | deviation gain | strategies mixed |",
+             "|---|---|---|---|---|---|"]
+    for n, s in doc["players"].items():
+        for a, r in s["agendas"].items():
+            lines.append(f"| {n} | {a} | {pc(r['win_rate'])} [{pc(r['ci'][0])}, "
+                         f"{pc(r['ci'][1])}] | {pc(r['fair'])} | "
+                         f"{100 * r['deviation_gain']:+.1f} [{100 * r['gain_ci'][0]:+.1f}, "
+                         f"{100 * r['gain_ci'][1]:+.1f}] | "
+                         f"{sum(1 for w in s['mixture'][a] if w > 0)} |")
+    lines += ["", "| players | iterations | games | converged | win rates moved (last three "
+              "iterations) | accusation accuracy |", "|---|---|---|---|---|---|"]
+    for n, s in doc["players"].items():
+        acc = s["accusation_accuracy"]
+        lines.append(f"| {n} | {s['iterations']} | {s['games']:,} | "
+                     f"{'yes' if s['converged'] else 'no'} | "
+                     f"{100 * max(s['last_three_move'].values()):.1f} points | "
+                     f"{pc(acc['rate'])} [{pc(acc['ci'][0])}, {pc(acc['ci'][1])}] |")
+    lines += ["", "Agenda leakage: how often the public-evidence observer names the holder of "
+              "each Agenda correctly after rounds 1, 3, 6 and 8 (games still running), "
+              "against chance.", "", "| players | Agenda | round 1 | round 3 | round 6 | "
+              "round 8 | chance |", "|---|---|---|---|---|---|---|"]
+    for n, s in doc["players"].items():
+        for a, v in s["leakage"].items():
+            by = v["by_round"]
+            cells = [pc(by[r][0]) if r < len(by) else "-" for r in (0, 2, 5, 7)]
+            lines.append(f"| {n} | {a} | " + " | ".join(cells) + f" | {pc(v['chance'])} |")
+    path = out / "summary.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def format_summary(players: int, s: dict) -> str:
