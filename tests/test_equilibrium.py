@@ -193,7 +193,7 @@ def test_equilibrium_end_to_end_writes_the_field_and_summary_and_resumes(capsys,
     assert set(s["leakage"]) == {"steward", "opportunist", "accelerationist"}
     for v in s["leakage"].values():
         assert 1 <= len(v["by_round"]) <= 8
-        assert all(0 <= lo <= r <= hi <= 1 for r, lo, hi in v["by_round"])
+        assert all(0 <= lo <= r <= hi <= 1 and 0 < c <= 1 for r, lo, hi, c in v["by_round"])
     md = (out / "summary.md").read_text()
     assert "| 3 | steward |" in md and "| 3 | accelerationist |" in md
     # the field file is a lineup file that simulate plays
@@ -244,7 +244,7 @@ def test_leakage_is_chance_when_every_seat_plays_alike():
 
 def test_leakage_names_an_open_burner():
     """An Accelerationist that burns six open Agents a round, among seats that never burn,
-    is named whenever one is dealt (at 4 players: in 14 games of 15)."""
+    is named in every game it is dealt (at 4 players: 14 games of 15)."""
     from fbsim.experiments.metrics.leakage import leakage
 
     lu = Lineup({"steward": Entry.make("steward", {"max_burn": 0}),
@@ -253,8 +253,10 @@ def test_leakage_names_an_open_burner():
                                                {"burns": 6, "masks_per_round": 0})})
     df = leakage(load_rules(players=4), lu, seed=2, games=300)
     r1 = df[(df["round"] == 1) & (df["agenda"] == "accelerationist")].iloc[0]
-    assert r1.rate > 0.85
-    assert r1.games == 300
+    assert r1.rate == 1.0
+    assert 250 <= r1.games < 300  # the games with an Accelerationist dealt
+    # chance: E[Accelerationists | at least one] / 4 = (8/14 x 1 + 6/14 x 2) / 4 (deck 2/2/2)
+    assert r1.chance == pytest.approx(20 / 56, abs=0.03)
 
 
 def test_players_in_a_lineup_path_stands_for_the_table_size(tmp_path, capsys):

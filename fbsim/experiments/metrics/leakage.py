@@ -57,9 +57,8 @@ def named_seats(R: np.ndarray, V: np.ndarray, players: int) -> dict[str, int]:
 
 def leakage(rules: Rules, lineup: Lineup | None = None, seed: int = 0, games: int = 2000,
             first: int = 0) -> pd.DataFrame:
-    """One row per Agenda and round: games, named correctly, rate with its 95% interval,
-    chance."""
-    from fbsim.experiments.metrics.definitions import deck_share
+    """One row per Agenda and round: games (running, with the Agenda dealt), named
+    correctly, rate with its 95% interval, chance on the same games."""
     from fbsim.reference.engine import play_game
 
     n = rules.players
@@ -67,7 +66,8 @@ def leakage(rules: Rules, lineup: Lineup | None = None, seed: int = 0, games: in
     kinds = {name: k for k, name in enumerate(rules.asset_names)}
     rounds = rules.rounds
     hits = np.zeros((len(NAMED), rounds), dtype=np.int64)
-    seen = np.zeros(rounds, dtype=np.int64)
+    seen = np.zeros((len(NAMED), rounds), dtype=np.int64)  # running, the Agenda at the table
+    chance = np.zeros((len(NAMED), rounds))
     for g in range(first, first + games):
         rec = play_game(rules, lineup, seed, g, events=True)
         agendas = [s.agenda for s in rec.seats]
@@ -80,16 +80,19 @@ def leakage(rules: Rules, lineup: Lineup | None = None, seed: int = 0, games: in
                 _apply(V, e, kinds)
             if r > rec.rounds_played or (r == rec.rounds_played and rec.end != "survived"):
                 break  # the game ended in this round: no table left to read it
-            seen[r - 1] += 1
             for i, (a, seat) in enumerate(named_seats(R, V, n).items()):
-                hits[i, r - 1] += agendas[seat] == a
+                held = agendas.count(a)
+                if held:
+                    seen[i, r - 1] += 1
+                    hits[i, r - 1] += agendas[seat] == a
+                    chance[i, r - 1] += held / n
     rows = []
     for i, a in enumerate(NAMED):
         for r in range(rounds):
-            if seen[r] == 0:
+            if seen[i, r] == 0:
                 continue
-            rate, lo, hi = wilson(int(hits[i, r]), int(seen[r]))
-            rows.append({"players": n, "agenda": a, "round": r + 1, "games": int(seen[r]),
-                         "named": int(hits[i, r]), "rate": rate,
-                         "ci_low": lo, "ci_high": hi, "chance": deck_share(rules, a)})
+            rate, lo, hi = wilson(int(hits[i, r]), int(seen[i, r]))
+            rows.append({"players": n, "agenda": a, "round": r + 1, "games": int(seen[i, r]),
+                         "named": int(hits[i, r]), "rate": rate, "ci_low": lo, "ci_high": hi,
+                         "chance": chance[i, r] / seen[i, r]})
     return pd.DataFrame(rows)

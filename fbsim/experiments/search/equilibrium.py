@@ -53,6 +53,7 @@ AGENDAS = L.AGENDA_NAMES  # steward, opportunist, accelerationist: the roles, in
 CELL_SEED_OFFSET = 0  # the payoff table's games
 SEARCH_SEED_OFFSET = 10_000  # best-response searches: + 100 * iteration + 10 * agenda + gen
 CONFIRM_SEED_OFFSET = 500_000  # confirmations: + iteration (fresh games every time)
+LEGACY_TIEBREAK = 1e-7  # x mean Legacy (< 100): below one game in 10^5 of win rate
 LEAKAGE_GAMES = 2_000  # reference-engine games replayed to measure Agenda leakage
 
 # the planner's search box (fbsim.policies.planner); integer dimensions are rounded
@@ -194,13 +195,15 @@ class Search:
 
     # ------------------------------------------------------------------ sweeps
 
-    def _sweep(self, name: str, seed: int, games: int, lineups: list[Lineup]):
+    def _sweep(self, name: str, seed: int, games: int, lineups: list[Lineup],
+               outcomes: bool = False):
         points = [{"players": self.players, "lineup": lu.describe()} for lu in lineups]
         spec = SweepSpec(games=games, seed=seed, points=points, **self.base)
         res = run_sweep(spec, self.dir / name, client=self.client, progress=self.progress,
                         force=self.force)
         self.state["games"] += res.games_played
-        return res.win_rates[res.win_rates["kind"] == "agenda"]
+        rates = res.win_rates[res.win_rates["kind"] == "agenda"]
+        return (rates, res.outcomes) if outcomes else rates
 
     @staticmethod
     def _rate(rates, point: int, agenda: str):
@@ -239,9 +242,14 @@ class Search:
 
         def score(cands, gen):
             lineups = [Lineup({**field.by_agenda, agenda: planner(c)}) for c in cands]
-            rates = self._sweep(f"search-{it:02d}-{agenda}/gen-{gen:02d}",
-                                self.seed + base + gen, b.search_games, lineups)
-            return [float(self._rate(rates, j, agenda)["rate"]) for j in range(len(cands))]
+            rates, outcomes = self._sweep(f"search-{it:02d}-{agenda}/gen-{gen:02d}",
+                                          self.seed + base + gen, b.search_games, lineups,
+                                          outcomes=True)
+            legacy = outcomes.set_index("point")[f"legacy_mean_{agenda}"].fillna(0.0)
+            # the win rate; the Agenda's mean Legacy only breaks ties (below one game's
+            # worth), so a search whose candidates all win nothing still finds a slope
+            return [float(self._rate(rates, j, agenda)["rate"])
+                    + LEGACY_TIEBREAK * float(legacy.get(j, 0.0)) for j in range(len(cands))]
 
         found = cem(score, dims, generations=b.generations, population=b.population,
                     seed=self.seed * 7919 + self.players * 31 + base)
@@ -329,8 +337,8 @@ class Search:
                                     "games": self.budget.confirm_games},
             "leakage": {a: {"chance": float(g["chance"].iloc[0]),
                             "by_round": [[float(x) for x in row] for row in
-                                         g[["rate", "ci_low", "ci_high"]].to_numpy()],
-                            "games": LEAKAGE_GAMES}
+                                         g[["rate", "ci_low", "ci_high", "chance"]].to_numpy()],
+                            "games": [int(x) for x in g["games"]]}
                         for a, g in leak.groupby("agenda", sort=False)}}
         self._save()
         return self.state["measures"]
@@ -430,14 +438,16 @@ def write_summary_md(out: Path, doc: dict) -> Path:
                      f"{100 * max(s['last_three_move'].values()):.1f} points | "
                      f"{pc(acc['rate'])} [{pc(acc['ci'][0])}, {pc(acc['ci'][1])}] |")
     lines += ["", "Agenda leakage: how often the public-evidence observer names the holder of "
-              "each Agenda correctly after rounds 1, 3, 6 and 8 (games still running), "
-              "against chance.", "", "| players | Agenda | round 1 | round 3 | round 6 | "
-              "round 8 | chance |", "|---|---|---|---|---|---|---|"]
+              "each Agenda correctly after rounds 1, 3, 6 and 8 (games still running with the "
+              "Agenda dealt), and in brackets chance on the same games.", "",
+              "| players | Agenda | round 1 | round 3 | round 6 | round 8 |",
+              "|---|---|---|---|---|---|"]
     for n, s in doc["players"].items():
         for a, v in s["leakage"].items():
             by = v["by_round"]
-            cells = [pc(by[r][0]) if r < len(by) else "-" for r in (0, 2, 5, 7)]
-            lines.append(f"| {n} | {a} | " + " | ".join(cells) + f" | {pc(v['chance'])} |")
+            cells = [f"{pc(by[r][0])} ({pc(by[r][3])})" if r < len(by) else "-"
+                     for r in (0, 2, 5, 7)]
+            lines.append(f"| {n} | {a} | " + " | ".join(cells) + " |")
     path = out / "summary.md"
     path.write_text("\n".join(lines) + "\n")
     return path
