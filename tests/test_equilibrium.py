@@ -276,3 +276,22 @@ def test_players_in_a_lineup_path_stands_for_the_table_size(tmp_path, capsys):
                          "300", "--json")
     assert code == 0, err
     assert "planner:aim=520" in json.dumps(json.loads(out))
+
+
+def test_an_extended_search_equals_one_run_of_as_many_iterations(tmp_path, monkeypatch):
+    """Stopping a search after one iteration and resuming it for a second gives the state of
+    a search run for two iterations at once (populations, payoff table, iterations, games)."""
+    from fbsim.experiments.search import equilibrium as eq
+
+    monkeypatch.setattr(eq, "LEAKAGE_GAMES", 40)
+    small = dict(cell_games=300, generations=1, population=3, search_games=200,
+                 confirm_games=800)
+    eq.run_equilibrium([3], tmp_path / "a", budget=eq.Budget(iterations=1, **small))
+    eq.run_equilibrium([3], tmp_path / "a", budget=eq.Budget(iterations=2, **small))
+    eq.run_equilibrium([3], tmp_path / "b", budget=eq.Budget(iterations=2, **small))
+    a = json.loads((tmp_path / "a" / "p3" / "state.json").read_text())
+    b = json.loads((tmp_path / "b" / "p3" / "state.json").read_text())
+    assert len(b["iterations"]) == 2
+    for key in ("populations", "cells", "iterations", "games", "extended", "measures"):
+        assert a[key] == b[key], key
+    assert (tmp_path / "a" / "p3.toml").read_text() == (tmp_path / "b" / "p3.toml").read_text()

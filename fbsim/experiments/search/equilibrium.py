@@ -313,14 +313,15 @@ class Search:
         last confirmation's games, and Agenda leakage by round
         (`fbsim.experiments.metrics.leakage`) over LEAKAGE_GAMES reference games, of the
         final field (kept in the state once measured)."""
-        if "measures" in self.state:
-            return self.state["measures"]
+        it = len(self.state["iterations"]) - 1
+        kept = self.state.get("measures")
+        if kept is not None and kept.get("iteration") == it:  # of this field, not an older
+            return {k: v for k, v in kept.items() if k != "iteration"}
         from fbsim.experiments.metrics.leakage import leakage
         from fbsim.experiments.metrics.tally import Tally
         from fbsim.experiments.run.runner import Arm, run_blocks
 
         rules, field = self._rules(), self.field()
-        it = len(self.state["iterations"]) - 1
         seed = self.seed + CONFIRM_SEED_OFFSET + it
         tally = Tally.for_rules(rules, field)
 
@@ -333,6 +334,7 @@ class Search:
         rate, lo, hi = tally.estimate(tally.index["accuracy"])
         leak = leakage(rules, field, seed, LEAKAGE_GAMES)
         self.state["measures"] = {
+            "iteration": it,
             "accusation_accuracy": {"rate": rate, "ci": [lo, hi],
                                     "games": self.budget.confirm_games},
             "leakage": {a: {"chance": float(g["chance"].iloc[0]),
@@ -341,7 +343,7 @@ class Search:
                             "games": [int(x) for x in g["games"]]}
                         for a, g in leak.groupby("agenda", sort=False)}}
         self._save()
-        return self.state["measures"]
+        return self.measures()
 
     def summary(self) -> dict:
         its = self.state["iterations"]
