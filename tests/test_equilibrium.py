@@ -188,6 +188,8 @@ def test_equilibrium_end_to_end_writes_the_field_and_summary_and_resumes(capsys,
         assert a["gain_ci"][0] <= a["deviation_gain"] <= a["gain_ci"][1]
     assert sum(a["fair"] for a in s["agendas"].values()) == pytest.approx(1.0)
     assert 1 <= s["iterations"] <= 2 and s["games"] > 0
+    for key in ("collapse", "everyone_loses"):
+        assert 0 <= s[key]["ci"][0] <= s[key]["rate"] <= s[key]["ci"][1] <= 1
     acc = s["accusation_accuracy"]
     assert acc["ci"][0] <= acc["rate"] <= acc["ci"][1] or acc["rate"] != acc["rate"]
     assert set(s["leakage"]) == {"steward", "opportunist", "accelerationist"}

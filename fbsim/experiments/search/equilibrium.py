@@ -309,8 +309,9 @@ class Search:
         return self.summary()
 
     def measures(self) -> dict:
-        """Accusation accuracy (R-A3: cornered players who were Accelerationists) over the
-        last confirmation's games, and Agenda leakage by round
+        """Accusation accuracy (R-A3: cornered players who were Accelerationists), the
+        collapse and everyone-loses rates over the last confirmation's games, and Agenda
+        leakage by round
         (`fbsim.experiments.metrics.leakage`) over LEAKAGE_GAMES reference games, of the
         final field (kept in the state once measured)."""
         it = len(self.state["iterations"]) - 1
@@ -332,11 +333,17 @@ class Search:
         run_blocks([Arm(rules, field)], seed, 0, self.budget.confirm_games, consume,
                    tallies=[tally])
         rate, lo, hi = tally.estimate(tally.index["accuracy"])
+
+        def share(key):  # a share of games, with its Wilson interval
+            r, low, high = tally.rate(tally.index[key])
+            return {"rate": r, "ci": [low, high]}
+
         leak = leakage(rules, field, seed, LEAKAGE_GAMES)
         self.state["measures"] = {
             "iteration": it,
             "accusation_accuracy": {"rate": rate, "ci": [lo, hi],
                                     "games": self.budget.confirm_games},
+            "collapse": share("collapse"), "everyone_loses": share("everyone_loses"),
             "leakage": {a: {"chance": float(g["chance"].iloc[0]),
                             "by_round": [[float(x) for x in row] for row in
                                          g[["rate", "ci_low", "ci_high", "chance"]].to_numpy()],
@@ -432,12 +439,14 @@ def write_summary_md(out: Path, doc: dict) -> Path:
                          f"{100 * r['gain_ci'][1]:+.1f}] | "
                          f"{sum(1 for w in s['mixture'][a] if w > 0)} |")
     lines += ["", "| players | iterations | games | converged | win rates moved (last three "
-              "iterations) | accusation accuracy |", "|---|---|---|---|---|---|"]
+              "iterations) | collapse | everyone loses | accusation accuracy |",
+              "|---|---|---|---|---|---|---|---|"]
     for n, s in doc["players"].items():
         acc = s["accusation_accuracy"]
         lines.append(f"| {n} | {s['iterations']} | {s['games']:,} | "
                      f"{'yes' if s['converged'] else 'no'} | "
                      f"{100 * max(s['last_three_move'].values()):.1f} points | "
+                     f"{pc(s['collapse']['rate'])} | {pc(s['everyone_loses']['rate'])} | "
                      f"{pc(acc['rate'])} [{pc(acc['ci'][0])}, {pc(acc['ci'][1])}] |")
     lines += ["", "Agenda leakage: how often the public-evidence observer names the holder of "
               "each Agenda correctly after rounds 1, 3, 6 and 8 (games still running with the "
