@@ -44,9 +44,11 @@ def test_report_has_every_metric_per_table_size_with_intervals(single):
         assert rows.loc[[f"win_{a}" for a in ("steward", "opportunist", "accelerationist")],
                         "fair_share"].sum() == pytest.approx(1.0)
         assert rows.loc["win_place_0", "fair_share"] == pytest.approx(1 / n)
-    assert len(single.verdict) >= 2
-    assert re.match(r"3 players: \w+ wins \d+\.\d% \(fair share \d+\.\d%\)", single.verdict[0])
-    assert "world collapses in" in single.verdict[0]
+    assert len(single.verdict) >= 3
+    # a balance claim names its field first
+    assert single.verdict[0].startswith("Measured against the default bots")
+    assert re.match(r"3 players: \w+ wins \d+\.\d% \(fair share \d+\.\d%\)", single.verdict[1])
+    assert "world collapses in" in single.verdict[1]
 
 
 def test_trajectory_starts_at_the_setup_dial_and_ends_at_the_final_dial(single):
@@ -137,8 +139,10 @@ def test_cli_writes_a_self_contained_page_and_its_table(tmp_path, monkeypatch, c
     assert main(args) == 0
     text = out.read_text()
     said = capsys.readouterr().out
-    assert said.startswith("3 players: ") and "wrote" in said
+    assert said.startswith("Measured against the default bots: ") and "wrote" in said
+    assert "\n3 players: " in said
     assert text.startswith("<!DOCTYPE html>") and "<title>Firebreak balance report" in text
+    assert "played by the default bots</title>" in text
     imgs = re.findall(r'<img src="([^"]+)"', text)
     assert len(imgs) >= 7 and all(s.startswith("data:image/png;base64,") for s in imgs)
     assert not re.search(r'(src|href)="(https?:|//|file:)', text)  # nothing to fetch

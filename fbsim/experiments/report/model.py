@@ -124,6 +124,8 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     prov = {**base_provenance(started), "kind": "balance report", "seed": seed,
             "games": games, "players": players,
             "lineup": setups[0][3][0].describe(),
+            # the field the numbers were measured against, as the user named it
+            "field": lineup or "the default bots",
             "lineup_hash": lineup_hash(setups[0][3][0]),
             "rules_file": None if rules is None else str(rules),
             "against_file": None if against is None else str(against),
@@ -260,7 +262,9 @@ def _pts(x: float) -> str:
 def verdict(rep: BalanceReport) -> list[str]:
     """A few sentences in words and numbers: one per table size, and the biggest changes."""
     df = rep.metrics
-    lines = []
+    field = rep.provenance.get("field") or "the default bots"
+    lines = [f"Measured against {field}: these numbers describe the game as that field "
+             "plays it (better play can move them; `fbsim equilibrium`)."]
     for t in rep.tables:
         rows = df[df["players"] == t.players].set_index("metric")
         wins = [(a, rows.loc[f"win_{a}"]) for a in L.AGENDA_NAMES]

@@ -447,13 +447,14 @@ def render(rep: BalanceReport) -> str:
     p = rep.provenance
     sizes = [t.players for t in rep.tables]
     name = p.get("rules_file") or "the default rules"
+    field = p.get("field") or "the default bots"
     if rep.paired:
         old = p.get("against_file") or "the default rules"
         old = "the default rules" if old == "default" else old
         extra = f" with {', '.join(p['against_sets'])}" if p.get("against_sets") else ""
-        title = f"Firebreak balance report: {name} against {old}{extra}"
+        title = f"Firebreak balance report: {name} against {old}{extra}, played by {field}"
     else:
-        title = f"Firebreak balance report: {name}"
+        title = f"Firebreak balance report: {name}, played by {field}"
     sets = f"; --set {' '.join(p['sets'])}" if p.get("sets") else ""
     hashes = ", ".join(f"{n}p {h}" for n, h in p["rules_hash"].items())
     meta = (f"{p['games']:,} games per table size ({', '.join(map(str, sizes))} players), "
