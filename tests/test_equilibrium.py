@@ -297,3 +297,16 @@ def test_an_extended_search_equals_one_run_of_as_many_iterations(tmp_path, monke
     for key in ("populations", "cells", "iterations", "games", "extended", "measures"):
         assert a[key] == b[key], key
     assert (tmp_path / "a" / "p3.toml").read_text() == (tmp_path / "b" / "p3.toml").read_text()
+
+
+def test_an_unconverged_search_answers_with_its_least_exploitable_field(tmp_path):
+    from fbsim.experiments.search import equilibrium as eq
+
+    s = eq.Search(3, tmp_path, 0, eq.Budget(iterations=3), None, {})
+    gains = [[0.10, 0.02, 0.0], [0.04, 0.05, 0.01], [0.2, 0.0, 0.0]]
+    s.state["iterations"] = [
+        {"agendas": {a: {"gain_ci": [g - 0.01, g], "win_rate": w}
+                     for a, g, w in zip(eq.AGENDAS, row, (0.1 * k, 0.5, 0.4), strict=True)}}
+        for k, row in enumerate(gains)]
+    assert not s.converged()  # gains above 3 points
+    assert s.chosen() == 1  # its largest gain (5 points) is the smallest

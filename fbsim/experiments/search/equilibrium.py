@@ -314,16 +314,18 @@ class Search:
         leakage by round
         (`fbsim.experiments.metrics.leakage`) over LEAKAGE_GAMES reference games, of the
         final field (kept in the state once measured)."""
-        it = len(self.state["iterations"]) - 1
+        it = self.chosen()
         kept = self.state.get("measures")
         if kept is not None and kept.get("iteration") == it:  # of this field, not an older
-            return {k: v for k, v in kept.items() if k != "iteration"}
+            out = {k: v for k, v in kept.items() if k != "iteration"}
+            out["leakage"] = {a: out["leakage"][a] for a in AGENDAS}  # the Agendas' order
+            return out
         from fbsim.experiments.metrics.leakage import leakage
         from fbsim.experiments.metrics.tally import Tally
         from fbsim.experiments.run.runner import Arm, run_blocks
 
         rules, field = self._rules(), self.field()
-        seed = self.seed + CONFIRM_SEED_OFFSET + it
+        seed = self.seed + CONFIRM_SEED_OFFSET + it  # the chosen field's confirmation games
         tally = Tally.for_rules(rules, field)
 
         def consume(first, recs):
@@ -352,21 +354,34 @@ class Search:
         self._save()
         return self.measures()
 
+    def chosen(self) -> int:
+        """The iteration whose field is the answer: the last one of a converged search,
+        else the least exploitable one found (lowest largest deviation gain, upper ends of
+        the intervals; ties: the later)."""
+        its = self.state["iterations"]
+        if self.converged():
+            return len(its) - 1
+        worst = [max(r["gain_ci"][1] for r in i["agendas"].values()) for i in its]
+        return min(range(len(its)), key=lambda k: (worst[k], -k))
+
     def summary(self) -> dict:
         its = self.state["iterations"]
-        last = its[-1]
-        agendas = {a: {k: v for k, v in r.items() if k != "best_response"}
-                   for a, r in last["agendas"].items()}
-        return {"agendas": agendas, "iterations": len(its), "games": self.state["games"],
-                "converged": self.converged(), "tolerance": self.budget.tolerance,
-                "stability": self.budget.stability, "last_three_move": self.moves(),
-                "meta_regret": last["meta_regret"], "mixture": last["mixture"],
+        pick = its[self.chosen()]
+        agendas = {a: {k: v for k, v in pick["agendas"][a].items() if k != "best_response"}
+                   for a in AGENDAS}  # in the Agendas' order (a resumed state is sorted)
+        return {"agendas": agendas, "iterations": len(its), "field_iteration": self.chosen(),
+                "games": self.state["games"], "converged": self.converged(),
+                "tolerance": self.budget.tolerance, "stability": self.budget.stability,
+                "last_three_move": self.moves(), "meta_regret": pick["meta_regret"],
+                "mixture": {a: pick["mixture"][a] for a in AGENDAS},
                 "populations": {a: len(p) for a, p in self.state["populations"].items()},
                 **self.measures()}
 
     def field(self) -> Lineup:
-        last = self.state["iterations"][-1]
-        return field_lineup(self.state["populations"], last["mixture"])
+        """The chosen iteration's field (populations only grow, so its mixture's weights
+        name the first strategies of each population)."""
+        pick = self.state["iterations"][self.chosen()]
+        return field_lineup(self.state["populations"], pick["mixture"])
 
 
 def field_file_text(search: Search, summary: dict) -> str:
@@ -375,7 +390,11 @@ def field_file_text(search: Search, summary: dict) -> str:
              "players", f"{summary['iterations']} iterations, {summary['games']:,} games; "
              f"converged (every deviation gain <= {100 * summary['tolerance']:.0f} points, "
              f"win rates within {100 * summary['stability']:.0f} points over the last three "
-             f"iterations): {'yes' if summary['converged'] else 'no'}", ""]
+             f"iterations): {'yes' if summary['converged'] else 'no'}"]
+    if not summary["converged"]:
+        lines.append(f"not converged: this is the least exploitable field found (iteration "
+                     f"{summary['field_iteration']}), an approximate equilibrium")
+    lines.append("")
     for a, r in summary["agendas"].items():
         lines.append(f"{a}: wins {pc(r['win_rate'])} [{pc(r['ci'][0])}, {pc(r['ci'][1])}] "
                      f"(fair {pc(r['fair'])}); deviation gain "
@@ -438,12 +457,15 @@ def write_summary_md(out: Path, doc: dict) -> Path:
                          f"{100 * r['deviation_gain']:+.1f} [{100 * r['gain_ci'][0]:+.1f}, "
                          f"{100 * r['gain_ci'][1]:+.1f}] | "
                          f"{sum(1 for w in s['mixture'][a] if w > 0)} |")
-    lines += ["", "| players | iterations | games | converged | win rates moved (last three "
-              "iterations) | collapse | everyone loses | accusation accuracy |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += ["", "Not converged: the field is the least exploitable one the search found "
+              "(its iteration in the table), an approximate equilibrium whose deviation "
+              "gains are the ones shown.", "",
+              "| players | iterations | field of iteration | games | converged | win rates "
+              "moved (last three iterations) | collapse | everyone loses | accusation "
+              "accuracy |", "|---|---|---|---|---|---|---|---|---|"]
     for n, s in doc["players"].items():
         acc = s["accusation_accuracy"]
-        lines.append(f"| {n} | {s['iterations']} | {s['games']:,} | "
+        lines.append(f"| {n} | {s['iterations']} | {s['field_iteration']} | {s['games']:,} | "
                      f"{'yes' if s['converged'] else 'no'} | "
                      f"{100 * max(s['last_three_move'].values()):.1f} points | "
                      f"{pc(s['collapse']['rate'])} | {pc(s['everyone_loses']['rate'])} | "
@@ -472,7 +494,9 @@ def format_summary(players: int, s: dict) -> str:
     lines = [f"{players} players: {s['iterations']} iterations, {s['games']:,} games; "
              f"converged: {'yes' if s['converged'] else 'no'} (tolerance "
              f"{100 * s['tolerance']:.0f} points; win rates moved {100 * moved:.1f} points "
-             "over the last three iterations)"]
+             "over the last three iterations)" + ("" if s["converged"] else
+                                                  f"; the least exploitable field found: "
+                                                  f"iteration {s['field_iteration']}")]
     for a, r in s["agendas"].items():
         lines.append(f"  {a:<16} wins {pc(r['win_rate'])} [{pc(r['ci'][0])}, "
                      f"{pc(r['ci'][1])}], fair {pc(r['fair'])}; deviation gain "
