@@ -310,3 +310,16 @@ def test_an_unconverged_search_answers_with_its_least_exploitable_field(tmp_path
         for k, row in enumerate(gains)]
     assert not s.converged()  # gains above 3 points
     assert s.chosen() == 1  # its largest gain (5 points) is the smallest
+
+
+def test_meta_solver_started_near_an_equilibrium_stays_there():
+    """A coordination game has two pure equilibria; started near one (a population that
+    grew by a strategy), the solver keeps it."""
+    W = np.zeros((3, 2, 2, 2))
+    for i in range(2):
+        W[:, i, i, i] = 1.0  # all roles win when they all pick the same strategy
+    for first in (0, 1):
+        mix, reg = solve(W, start=[np.eye(2)[first][:1] if first == 0 else np.eye(2)[first]
+                                   for _ in range(3)])
+        assert [int(np.argmax(x)) for x in mix] == [first] * 3
+        assert reg.max() < 1e-6

@@ -258,7 +258,9 @@ class Search:
     def iterate(self, it: int) -> dict:
         pops = self.state["populations"]
         W = self.fill_cells(it)
-        weights, meta_regret = solve(W)
+        its = self.state["iterations"]
+        start = [np.asarray(its[-1]["mixture"][a]) for a in AGENDAS] if its else None
+        weights, meta_regret = solve(W, start=start)
         mix = {a: [float(x) for x in w] for a, w in zip(AGENDAS, weights, strict=True)}
         field = field_lineup(pops, mix)
         # each Agenda's search starts from its strongest pure strategy against the mixture

@@ -38,15 +38,26 @@ def _project(x: np.ndarray, floor: float) -> np.ndarray:
 
 
 def solve(W: np.ndarray, steps: int = 20_000, dt: float = 0.05, floor: float = 1e-6,
-          prune: float = 1e-3) -> tuple[list[np.ndarray], np.ndarray]:
+          prune: float = 1e-3, start: list[np.ndarray] | None = None
+          ) -> tuple[list[np.ndarray], np.ndarray]:
     """An approximate equilibrium of the meta-game `W` (shape (3, n0, n1, n2), payoffs in
-    [0, 1]): (one mixture per role, their regrets). Deterministic. Of the last iterate and
-    the average of the second half of the run, the one of lower largest regret is kept;
-    weights below `prune` are then dropped (and the regrets are those of what is returned)."""
+    [0, 1]): (one mixture per role, their regrets). Deterministic. The dynamics start from
+    `start` (each role's mixture; default uniform; a shorter one, of a smaller population,
+    gives each new strategy a tenth of the weight), so that a search tracks the equilibrium
+    it was near rather than jump to another. Of the last iterate and the average of the
+    second half of the run, the one of lower largest regret is kept; weights below `prune`
+    are then dropped (and the regrets are those of what is returned)."""
     W = np.asarray(W, dtype=float)
     if W.ndim != 4 or W.shape[0] != ROLES:
         raise ValueError(f"W: expected shape (3, n0, n1, n2), got {W.shape}")
     mix = [np.full(n, 1.0 / n) for n in W.shape[1:]]
+    if start is not None:
+        for r, (x, n) in enumerate(zip(start, W.shape[1:], strict=True)):
+            x = np.asarray(x, dtype=float)[:n]
+            new = n - len(x)
+            x = np.concatenate([x / max(x.sum(), 1e-300) * (1 - 0.1 * min(new, 5)),
+                                np.full(new, 0.1 * min(new, 5) / max(new, 1))])
+            mix[r] = _project(x, floor)
     avg = [np.zeros(n) for n in W.shape[1:]]
     half = steps // 2
     for t in range(steps):
