@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
-from fbsim.game.legal import is_eligible
 from fbsim.game.public import asset_field, owned
+from fbsim.policies.common import rival_in_turn
 
 KNOWN = 1000  # the score of a seat whose revealed Agenda is the Accelerationist
 
@@ -45,13 +45,9 @@ def likeliest_accelerationist(R, V, minimum):
     ties: the earliest in order from the first player; -1 if none."""
     best = -1
     best_score = 0
-    n = R[L.R_PLAYERS]
-    s = V[L.V_FIRST_PLAYER] - 1
-    for _ in range(n):
-        s += 1  # clockwise from the first player, without a division
-        if s == n:
-            s = 0
-        if s == V[L.V_SEAT] or not is_eligible(V, s):
+    for i in range(R[L.R_PLAYERS]):
+        s = rival_in_turn(R, V, i)
+        if s < 0:
             continue
         sc = accel_score(R, V, s)
         if sc >= minimum and (best < 0 or sc > best_score):

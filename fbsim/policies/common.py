@@ -75,23 +75,40 @@ def ceil_div_pos(a, b):
 
 
 @shared
+def rival_in_turn(R, V, i):
+    """The seat `i` places clockwise from the first player, if it is an eligible rival of
+    the deciding player (R-A1); else -1."""
+    n = R[L.R_PLAYERS]
+    s = V[L.V_FIRST_PLAYER] + i
+    if s >= n:  # without a division
+        s -= n
+    if s == V[L.V_SEAT] or not is_eligible(V, s):
+        return -1
+    return s
+
+
+@shared
 def most_by(R, V, base, minimum):
     """The eligible rival with the largest V[base + seat] (>= minimum); ties: earliest in
     order from the first player. -1 if none."""
     best = -1
     best_val = minimum - 1
-    n = R[L.R_PLAYERS]
-    s = V[L.V_FIRST_PLAYER] - 1
-    for _ in range(n):
-        s += 1  # clockwise from the first player, without a division
-        if s == n:
-            s = 0
-        if s == V[L.V_SEAT] or not is_eligible(V, s):
-            continue
-        if V[base + s] > best_val:
+    for i in range(R[L.R_PLAYERS]):
+        s = rival_in_turn(R, V, i)
+        if s >= 0 and V[base + s] > best_val:
             best_val = V[base + s]
             best = s
     return best
+
+
+@shared
+def price_keeping(R, V, slot, reserve):
+    """The price of the card in `slot` if it can be bought now (R-V6) keeping `reserve`
+    Capital, else -1."""
+    if not can_buy(R, V, slot):
+        return -1
+    price = asset_field(R, V[L.V_MARKET + slot], L.A_PRICE)
+    return price if V[L.V_MY_CAPITAL] - price >= reserve else -1
 
 
 @shared
@@ -102,15 +119,29 @@ def cheapest_slot(R, V, sign, reserve, min_income):
     best = -1
     best_price = 1 << 40
     for m in range(R[L.R_MARKET_SIZE]):
-        if not can_buy(R, V, m):
+        price = price_keeping(R, V, m, reserve)
+        if price < 0:
             continue
         kind = V[L.V_MARKET + m]
         ppm = asset_field(R, kind, L.A_PPM)
         s = 1 if ppm > 0 else (-1 if ppm < 0 else 0)
-        price = asset_field(R, kind, L.A_PRICE)
-        if s != sign or asset_field(R, kind, L.A_INCOME) < min_income:
+        if s == sign and asset_field(R, kind, L.A_INCOME) >= min_income and price < best_price:
+            best = m
+            best_price = price
+    return best
+
+
+@shared
+def cheapest_bunker(R, V, reserve):
+    """The cheapest affordable market slot holding a Collapse tie-break asset (R-E3),
+    keeping `reserve` Capital; -1 if none. Ties: the lowest slot."""
+    best = -1
+    best_price = 1 << 40
+    for m in range(R[L.R_MARKET_SIZE]):
+        price = price_keeping(R, V, m, reserve)
+        if price < 0 or price >= best_price:
             continue
-        if V[L.V_MY_CAPITAL] - price >= reserve and price < best_price:
+        if asset_field(R, V[L.V_MARKET + m], L.A_COLLAPSE_TIEBREAK) == 1:
             best = m
             best_price = price
     return best

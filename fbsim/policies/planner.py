@@ -32,12 +32,12 @@ from __future__ import annotations
 
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
-from fbsim.game.legal import can_buy, commit_is_legal
-from fbsim.game.public import asset_field
+from fbsim.game.legal import commit_is_legal
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.beliefs import likeliest_accelerationist
 from fbsim.policies.common import (
     ceil_div_pos,
+    cheapest_bunker,
     cheapest_slot,
     chip_rounds_left,
     clamp,
@@ -129,25 +129,6 @@ def plan_commit(R, V, P, o):
     if not commit_is_legal(R, V, works, cool, burn, mc, mb):
         return agents, 0, 0, 0, 0  # all WORKS is always legal
     return works, cool, burn, mc, mb
-
-
-@shared
-def cheapest_bunker(R, V, reserve):
-    """The cheapest affordable market slot holding a Collapse tie-break asset (R-E3),
-    keeping `reserve` Capital; -1 if none."""
-    best = -1
-    best_price = 1 << 40
-    for m in range(R[L.R_MARKET_SIZE]):
-        if not can_buy(R, V, m):
-            continue
-        kind = V[L.V_MARKET + m]
-        price = asset_field(R, kind, L.A_PRICE)
-        if asset_field(R, kind, L.A_COLLAPSE_TIEBREAK) != 1:
-            continue
-        if V[L.V_MY_CAPITAL] - price >= reserve and price < best_price:
-            best = m
-            best_price = price
-    return best
 
 
 @shared

@@ -386,8 +386,20 @@ class Search:
         return field_lineup(self.state["populations"], pick["mixture"])
 
 
+def pc(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def rate_text(r: dict, key: str = "win_rate", ci: str = "ci") -> str:
+    return f"{pc(r[key])} [{pc(r[ci][0])}, {pc(r[ci][1])}]"
+
+
+def gain_text(r: dict) -> str:
+    return (f"{100 * r['deviation_gain']:+.1f} points [{100 * r['gain_ci'][0]:+.1f}, "
+            f"{100 * r['gain_ci'][1]:+.1f}]")
+
+
 def field_file_text(search: Search, summary: dict) -> str:
-    pc = lambda x: f"{100 * x:.1f}%"  # noqa: E731
     lines = [f"fbsim field: the equilibrium found by `fbsim equilibrium` at {search.players} "
              "players", f"{summary['iterations']} iterations, {summary['games']:,} games; "
              f"converged (every deviation gain <= {100 * summary['tolerance']:.0f} points, "
@@ -398,10 +410,8 @@ def field_file_text(search: Search, summary: dict) -> str:
                      f"{summary['field_iteration']}), an approximate equilibrium")
     lines.append("")
     for a, r in summary["agendas"].items():
-        lines.append(f"{a}: wins {pc(r['win_rate'])} [{pc(r['ci'][0])}, {pc(r['ci'][1])}] "
-                     f"(fair {pc(r['fair'])}); deviation gain "
-                     f"{100 * r['deviation_gain']:+.1f} points "
-                     f"[{100 * r['gain_ci'][0]:+.1f}, {100 * r['gain_ci'][1]:+.1f}]")
+        lines.append(f"{a}: wins {rate_text(r)} (fair {pc(r['fair'])}); deviation gain "
+                     f"{gain_text(r)}")
     lines += ["", "Each game draws one planner per Agenda with these weights (every seat of "
               "that Agenda plays it).", "Play it: fbsim simulate --lineup THIS_FILE "
               f"--players {search.players}"]
@@ -440,9 +450,6 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
 
 def write_summary_md(out: Path, doc: dict) -> Path:
     """OUT/summary.md: the summary in words and numbers, per table size."""
-    def pc(x):
-        return f"{100 * x:.1f}%"
-
     lines = ["# Balance at an equilibrium of strong strategies", "",
              "Found by `fbsim equilibrium` (see the README: a PSRO-style search over the "
              "`planner` bot's strategies, one population per Agenda). Win rates are those of "
@@ -454,15 +461,13 @@ def write_summary_md(out: Path, doc: dict) -> Path:
              "|---|---|---|---|---|---|"]
     for n, s in doc["players"].items():
         for a, r in s["agendas"].items():
-            lines.append(f"| {n} | {a} | {pc(r['win_rate'])} [{pc(r['ci'][0])}, "
-                         f"{pc(r['ci'][1])}] | {pc(r['fair'])} | "
-                         f"{100 * r['deviation_gain']:+.1f} [{100 * r['gain_ci'][0]:+.1f}, "
-                         f"{100 * r['gain_ci'][1]:+.1f}] | "
-                         f"{sum(1 for w in s['mixture'][a] if w > 0)} |")
-    lines += ["", "Not converged: the field is the least exploitable one the search found "
-              "(its iteration in the table), an approximate equilibrium whose deviation "
-              "gains are the ones shown.", "",
-              "| players | iterations | field of iteration | games | converged | win rates "
+            lines.append(f"| {n} | {a} | {rate_text(r)} | {pc(r['fair'])} | {gain_text(r)} "
+                         f"| {sum(1 for w in s['mixture'][a] if w > 0)} |")
+    if not all(s["converged"] for s in doc["players"].values()):
+        lines += ["", "Where the search did not converge, the field is the least exploitable "
+                  "one it found (its iteration in the table below), an approximate equilibrium "
+                  "whose deviation gains are the ones shown."]
+    lines += ["", "| players | iterations | field of iteration | games | converged | win rates "
               "moved (last three iterations) | collapse | everyone loses | accusation "
               "accuracy |", "|---|---|---|---|---|---|---|---|---|"]
     for n, s in doc["players"].items():
@@ -471,7 +476,7 @@ def write_summary_md(out: Path, doc: dict) -> Path:
                      f"{'yes' if s['converged'] else 'no'} | "
                      f"{100 * max(s['last_three_move'].values()):.1f} points | "
                      f"{pc(s['collapse']['rate'])} | {pc(s['everyone_loses']['rate'])} | "
-                     f"{pc(acc['rate'])} [{pc(acc['ci'][0])}, {pc(acc['ci'][1])}] |")
+                     f"{rate_text(acc, 'rate')} |")
     lines += ["", "Agenda leakage: how often the public-evidence observer names the holder of "
               "each Agenda correctly after rounds 1, 3, 6 and 8 (games still running with the "
               "Agenda dealt), and in brackets chance on the same games.", "",
@@ -489,9 +494,6 @@ def write_summary_md(out: Path, doc: dict) -> Path:
 
 
 def format_summary(players: int, s: dict) -> str:
-    def pc(x):
-        return f"{100 * x:.1f}%"
-
     moved = max(s["last_three_move"].values())
     lines = [f"{players} players: {s['iterations']} iterations, {s['games']:,} games; "
              f"converged: {'yes' if s['converged'] else 'no'} (tolerance "
@@ -500,14 +502,12 @@ def format_summary(players: int, s: dict) -> str:
                                                   f"; the least exploitable field found: "
                                                   f"iteration {s['field_iteration']}")]
     for a, r in s["agendas"].items():
-        lines.append(f"  {a:<16} wins {pc(r['win_rate'])} [{pc(r['ci'][0])}, "
-                     f"{pc(r['ci'][1])}], fair {pc(r['fair'])}; deviation gain "
-                     f"{100 * r['deviation_gain']:+.1f} points [{100 * r['gain_ci'][0]:+.1f}, "
-                     f"{100 * r['gain_ci'][1]:+.1f}]; mixture of "
-                     f"{sum(1 for w in s['mixture'][a] if w > 0)}")
-    acc = s["accusation_accuracy"]
-    lines.append(f"  accusation accuracy {pc(acc['rate'])} [{pc(acc['ci'][0])}, "
-                 f"{pc(acc['ci'][1])}] of cornered players were Accelerationists")
+        lines.append(f"  {a:<16} wins {rate_text(r)}, fair {pc(r['fair'])}; deviation gain "
+                     f"{gain_text(r)}; mixture of {sum(1 for w in s['mixture'][a] if w > 0)}")
+    lines.append(f"  collapse {rate_text(s['collapse'], 'rate')}; everyone loses "
+                 f"{rate_text(s['everyone_loses'], 'rate')}; accusation accuracy "
+                 f"{rate_text(s['accusation_accuracy'], 'rate')} of cornered players were "
+                 "Accelerationists")
     lines.append("  Agenda leakage (the public-evidence observer names the seat correctly), "
                  "after rounds 1 / 3 / last played: " + "; ".join(
                      f"{a} " + " / ".join(pc(x[0]) for x in (v["by_round"][0],
