@@ -63,6 +63,15 @@ def _players_range(text: str | None) -> list[int | None]:
         raise UsageError(f"--players: expected N, LO..HI or N,M,..., got '{text}'") from None
 
 
+def _table_sizes(text: str) -> list[int]:
+    """`_players_range`, each a supported table size (R-S6: 3 to 6)."""
+    sizes = [n for n in _players_range(text) if n is not None]
+    for n in sizes:
+        if not 3 <= n <= 6:
+            raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
+    return sizes
+
+
 @app.command("rules", help="Print the effective rules as TOML, with a comment per key.\n\n"
              "Save the output, edit it, and pass it back with --rules.")
 def rules_cmd(rules_file: RulesOpt = None, set_: SetOpt = None,
@@ -214,10 +223,7 @@ def bench_cmd(
     from fbsim.game.lineup import parse_lineup
 
     base = _rules(rules_file, set_)
-    sizes = [n for n in _players_range(players) if n is not None]
-    for n in sizes:
-        if not 3 <= n <= 6:
-            raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
+    sizes = _table_sizes(players)
     n_games = _games(games)
     if threads is not None and threads > numba.config.NUMBA_NUM_THREADS:
         raise UsageError(f"--threads: at most {numba.config.NUMBA_NUM_THREADS} on this "
@@ -604,10 +610,7 @@ def exploit_cmd(
     from fbsim.game.lineup import parse_lineup
     from fbsim.rules import parse_set, rules_to_toml
 
-    sizes = [n for n in _players_range(players) if n is not None]
-    for n in sizes:
-        if not 3 <= n <= 6:
-            raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
+    sizes = _table_sizes(players)
     if field is not None:  # "{players}" in a field file's path stands for the table size
         for n in sizes:
             parse_lineup(field.replace("{players}", str(n)))
@@ -689,10 +692,7 @@ def equilibrium_cmd(
     from fbsim.experiments.search.equilibrium import Budget, format_summary, run_equilibrium
     from fbsim.rules import parse_set
 
-    sizes = [n for n in _players_range(players) if n is not None]
-    for n in sizes:
-        if not 3 <= n <= 6:
-            raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
+    sizes = _table_sizes(players)
     budget = Budget(cell_games=_games(cell_games, "--cell-games"), generations=generations,
                     population=population, search_games=_games(search_games, "--search-games"),
                     confirm_games=_games(confirm_games, "--confirm-games"),
