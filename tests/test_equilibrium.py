@@ -323,3 +323,21 @@ def test_meta_solver_started_near_an_equilibrium_stays_there():
                                    for _ in range(3)])
         assert [int(np.argmax(x)) for x in mix] == [first] * 3
         assert reg.max() < 1e-6
+
+
+def test_exploit_searches_a_best_response_against_a_field_file(tmp_path, capsys):
+    """`fbsim exploit --field` takes a field file per table size; the field keeps its
+    mixtures and the searched Agenda plays the tunable bot."""
+    full = [Entry.make("planner", x).as_dict() for x in (A, B)]
+    field = Lineup({"accelerationist": Entry.make("field", field_params(
+        [(0.5, full[0]), (0.5, full[1])]))})
+    (tmp_path / "p3.toml").write_text(lineup_to_toml(field))
+    code, out, err = run(capsys, "exploit", "--agenda", "steward", "--players", "3",
+                         "--field", tmp_path / "p{players}.toml", "--budget", "3200",
+                         "--generations", "2", "--population", "4", "--confirm-games", "1000",
+                         "--out", tmp_path / "x", "--json", "-q")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["agenda"] == "steward" and doc["players"] == 3
+    result = json.loads((tmp_path / "x" / "steward-p3" / "result.json").read_text())
+    assert result["field_rate"] == doc["field_rate"]
