@@ -191,7 +191,8 @@ def test_equilibrium_end_to_end_writes_the_field_and_summary_and_resumes(capsys,
     for key in ("collapse", "everyone_loses"):
         assert 0 <= s[key]["ci"][0] <= s[key]["rate"] <= s[key]["ci"][1] <= 1
     acc = s["accusation_accuracy"]
-    assert acc["ci"][0] <= acc["rate"] <= acc["ci"][1] or acc["rate"] != acc["rate"]
+    assert acc["rate"] is None if acc["cornered"] == 0 else (
+        acc["ci"][0] <= acc["rate"] <= acc["ci"][1])
     assert set(s["leakage"]) == {"steward", "opportunist", "accelerationist"}
     for v in s["leakage"].values():
         assert 1 <= len(v["by_round"]) <= 8

@@ -345,7 +345,9 @@ class Search:
         leak = leakage(rules, field, seed, LEAKAGE_GAMES)
         self.state["measures"] = {
             "iteration": it,
-            "accusation_accuracy": {"rate": rate, "ci": [lo, hi],
+            # no cornering at all: no accuracy (null in JSON, not NaN)
+            "accusation_accuracy": {"rate": finite(rate), "ci": [finite(lo), finite(hi)],
+                                    "cornered": tally.total("corners"),
                                     "games": self.budget.confirm_games},
             "collapse": share("collapse"), "everyone_loses": share("everyone_loses"),
             "leakage": {a: {"chance": float(g["chance"].iloc[0]),
@@ -386,8 +388,12 @@ class Search:
         return field_lineup(self.state["populations"], pick["mixture"])
 
 
-def pc(x: float) -> str:
-    return f"{100 * x:.1f}%"
+def finite(x: float) -> float | None:
+    return None if x != x else float(x)
+
+
+def pc(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
 
 
 def rate_text(r: dict, key: str = "win_rate", ci: str = "ci") -> str:
