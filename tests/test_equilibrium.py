@@ -7,6 +7,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fbsim.cli import main
 from fbsim.errors import UsageError
@@ -342,3 +344,36 @@ def test_exploit_searches_a_best_response_against_a_field_file(tmp_path, capsys)
     assert doc["agenda"] == "steward" and doc["players"] == 3
     result = json.loads((tmp_path / "x" / "steward-p3" / "result.json").read_text())
     assert result["field_rate"] == doc["field_rate"]
+
+
+def as_planner(tunable: dict) -> dict:
+    """The planner parameters that play a tunable entry's strategy."""
+    t = tunable
+    return {"aim": t["aim"], "tolerance": t["tolerance"], "chips": t["chips_early"],
+            "chips_change": t["chips_late"] - t["chips_early"], "burn_floor": t["burn_floor"],
+            "futile": 0, "collapse": 0, "mask_burns": t["mask_burns"],
+            "mask_cools": t["mask_cools"], "disguise": 0, "greed": t["greed"],
+            "buy": 4 if t["buy_steer"] > 0.5 else 0, "buy_until": 8,
+            "payback": min(99.0, t["payback"]), "reserve": t["reserve"],
+            "accuse": float(int(t["accuse"])), "cornered": float(int(t["cornered"]))}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_the_planner_space_contains_the_tunable_bot(data):
+    """Any tunable strategy (the space of `fbsim exploit`) is a planner strategy: the same
+    games, record for record, so a best response that exploit finds is one the equilibrium
+    search can find."""
+    from fbsim.game import layout as GL
+    from tests.strategies import entry_st, rules_st, seed_st
+
+    rules = data.draw(rules_st(), label="rules")
+    entries = {a: data.draw(entry_st("tunable"), label=a) for a in GL.AGENDA_NAMES}
+    seed = data.draw(seed_st(), label="seed")
+    tun = Lineup(entries)
+    pla = Lineup({a: Entry.make("planner", as_planner(e.as_dict())) for a, e in
+                  entries.items()})
+    a, b = simulate(rules, tun, seed, 40), simulate(rules, pla, seed, 40)
+    for k in a:
+        if k != "bot":
+            assert np.array_equal(a[k], b[k]), k

@@ -21,7 +21,7 @@ MAX_ROUNDS = 16
 MAX_TOKENS = 8
 MAX_KINDS = 8
 MAX_MARKET = 8
-MAX_BOT_PARAMS = 128  # the field bot: 6 weights + 6 planners of 16
+MAX_BOT_PARAMS = 128  # the field bot: 6 weights + 6 planners of 18
 
 # Agendas (R-S4, D2)
 STEWARD = 0

@@ -3,9 +3,10 @@
 One bot whose parameters reach the strategies that fixed bots miss, for any Agenda (a lineup
 gives each Agenda its own parameters):
 
-- **steering** (`aim`, `tolerance`, `chips`): cools or burns up to `chips` Agents a round so
-  that the projected final Dial (world turns to come plus the rest of the table's average net
-  chips, as the Steward projects it) lands on `aim`;
+- **steering** (`aim`, `tolerance`, `chips`, `chips_change`): cools or burns up to `chips`
+  Agents in round 1 (`chips + chips_change` in the last round) so that the projected final
+  Dial (world turns to come plus the rest of the table's average net chips, as the Steward
+  projects it) lands on `aim`;
 - **horizon** (`futile`): gives up steering in a direction that `chips` Agents a round over
   the rounds left cannot reach any more (no cooling paid for a Warming already lost);
 - **a Collapse plan** (`collapse`): burns every Agent once the projection plus its own burns
@@ -15,14 +16,18 @@ gives each Agenda its own parameters):
   every round for their pay, burns and cools hidden in the Fog, and open COOL Agents that
   make its open profile look like a Steward's;
 - **the Fog pot** (`greed`): claims its own masked-burn money plus a share of the rest;
-- **purchases, apart from steering** (`buy`, `buy_until`, `reserve`): nothing, cooling
-  assets, income assets, heat assets, whatever pushes the Dial towards `aim`, or Bunkers;
-  only up to round `buy_until`, keeping `reserve` Capital;
+- **purchases, apart from steering** (`buy`, `buy_until`, `payback`, `reserve`): nothing,
+  cooling assets, income assets, heat assets, whatever pushes the Dial towards `aim`, or
+  Bunkers, up to round `buy_until`; besides, income assets while `payback` world turns remain;
+  always keeping `reserve` Capital;
 - **Accusations** (`accuse`, `accuse_min`, `cornered`): points at the most open burner, the
   most open cooler, by the way the Dial runs, or at the rival that public evidence names the
   likeliest Accelerationist (`fbsim.policies.beliefs`) when its score reaches `accuse_min`;
   when cornered it pays, reveals, or reveals when a revealed Accelerationist's open-BURN pay
   over the rounds left is worth the price.
+
+With `futile`, `collapse` and `disguise` at 0 and `buy` 4 (or 0), it plays as the `tunable`
+bot does with the same parameters, so its space contains `fbsim exploit`'s.
 
 The decisions take an offset `o` into the parameter vector, so that the `field` bot (a
 mixture of planners) runs the same code on one of its components.
@@ -52,19 +57,21 @@ from fbsim.policies.common import (
 P_AIM = 0
 P_TOLERANCE = 1
 P_CHIPS = 2
-P_BURN_FLOOR = 3
-P_FUTILE = 4
-P_COLLAPSE = 5
-P_MASK_BURNS = 6
-P_MASK_COOLS = 7
-P_DISGUISE = 8
-P_GREED = 9
-P_BUY = 10
-P_BUY_UNTIL = 11
-P_RESERVE = 12
-P_ACCUSE = 13
-P_ACCUSE_MIN = 14
-P_CORNERED = 15
+P_CHIPS_CHANGE = 3
+P_BURN_FLOOR = 4
+P_FUTILE = 5
+P_COLLAPSE = 6
+P_MASK_BURNS = 7
+P_MASK_COOLS = 8
+P_DISGUISE = 9
+P_GREED = 10
+P_BUY = 11
+P_BUY_UNTIL = 12
+P_PAYBACK = 13
+P_RESERVE = 14
+P_ACCUSE = 15
+P_ACCUSE_MIN = 16
+P_CORNERED = 17
 
 # what `buy` buys
 BUY_NOTHING = 0
@@ -92,10 +99,18 @@ def pushing(R, V, P, o):
 
 
 @shared
+def steering_chips(R, V, P, o):
+    """`chips` in round 1, `chips + chips_change` in the last round, linear in between."""
+    rounds = R[L.R_ROUNDS]
+    frac = 1.0 if rounds <= 1 else (V[L.V_ROUND] - 1) / (rounds - 1)
+    return clamp(int(P[o + P_CHIPS] + P[o + P_CHIPS_CHANGE] * frac + 0.5), 0, R[L.R_AGENTS])
+
+
+@shared
 def plan_commit(R, V, P, o):
     agents = R[L.R_AGENTS]
     left = chip_rounds_left(R, V)
-    most = clamp(int(P[o + P_CHIPS]), 0, agents)
+    most = steering_chips(R, V, P, o)
     burn = clamp(int(P[o + P_BURN_FLOOR]), 0, agents)
     cool = 0
     if pushing(R, V, P, o):
@@ -132,11 +147,8 @@ def plan_commit(R, V, P, o):
 
 
 @shared
-def plan_market(R, V, P, o):
-    # an asset bought in the last round never pays nor moves the Dial (R-W1, R-E1)
-    if V[L.V_ROUND] >= R[L.R_ROUNDS] or V[L.V_ROUND] > P[o + P_BUY_UNTIL]:
-        return -1
-    reserve = int(P[o + P_RESERVE])
+def buy_by_rule(R, V, P, o, reserve):
+    """The slot that `buy` asks for (-1: none)."""
     rule = int(P[o + P_BUY] + 0.5)
     if rule == BUY_COOLING:
         return cheapest_slot(R, V, -1, reserve, 0)
@@ -156,6 +168,21 @@ def plan_market(R, V, P, o):
     if rule == BUY_BUNKERS:
         return cheapest_bunker(R, V, reserve)
     return -1
+
+
+@shared
+def plan_market(R, V, P, o):
+    # an asset bought in the last round never pays nor moves the Dial (R-W1, R-E1)
+    if V[L.V_ROUND] >= R[L.R_ROUNDS]:
+        return -1
+    reserve = int(P[o + P_RESERVE])
+    slot = -1
+    if V[L.V_ROUND] <= P[o + P_BUY_UNTIL]:
+        slot = buy_by_rule(R, V, P, o, reserve)
+    # besides: an income asset (no ppm) while `payback` world turns remain to pay it back
+    if slot < 0 and R[L.R_ROUNDS] - V[L.V_ROUND] >= int(P[o + P_PAYBACK]):
+        slot = cheapest_slot(R, V, 0, reserve, 1)
+    return slot
 
 
 @shared
@@ -213,7 +240,9 @@ def cornered(R, V, P, seed, game):
 PARAMS = (
     Param("aim", 529.5, "final Dial (ppm) it steers the projection towards", 300, 800),
     Param("tolerance", 4.0, "ppm off the aim it accepts without steering", 0, 100),
-    Param("chips", 3.0, "steering COOL/BURN Agents at most per round", 0, 6),
+    Param("chips", 3.0, "steering COOL/BURN Agents at most in round 1", 0, 6),
+    Param("chips_change", 0.0, "... plus this many by the last round (linear in between)",
+          -6, 6),
     Param("burn_floor", 0.0, "BURN Agents every round, for their pay", 0, 6),
     Param("futile", 1.0, "1: stop steering where `chips` a round cannot reach the aim", 0, 1),
     Param("collapse", 0.0, "1: burn every Agent once Collapse is within reach", 0, 1),
@@ -223,7 +252,9 @@ PARAMS = (
     Param("greed", 0.0, "share of the rest of the Fog pot it claims (0 honest, 1 all)", 0, 1),
     Param("buy", 0.0, "0 nothing, 1 cooling, 2 income, 3 heat assets, 4 towards the aim, "
           "5 Bunkers", 0, 5),
-    Param("buy_until", 7.0, "last round in which it buys", 0, 8),
+    Param("buy_until", 7.0, "last round in which it buys by `buy`", 0, 8),
+    Param("payback", 99.0, "besides: buys income assets while this many world turns remain "
+          "(99: never)", 0, 99),
     Param("reserve", 0.0, "Capital kept after a purchase", 0, 100),
     Param("accuse", 1.0, "0 nobody, 1 most open burner, 2 most open cooler, 3 by the Dial, "
           "4 the likeliest Accelerationist", 0, 4),

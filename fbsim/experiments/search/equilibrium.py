@@ -59,9 +59,10 @@ LEAKAGE_GAMES = 2_000  # reference-engine games replayed to measure Agenda leaka
 # the planner's search box (fbsim.policies.planner); integer dimensions are rounded
 DIMS = (
     Dim("aim", 420, 700), Dim("tolerance", 0, 30), Dim("chips", 0, 6, True),
-    Dim("burn_floor", 0, 6, True), Dim("futile", 0, 1, True), Dim("collapse", 0, 1, True),
-    Dim("mask_burns", 0, 2, True), Dim("mask_cools", 0, 2, True), Dim("disguise", 0, 3, True),
-    Dim("greed", 0, 1), Dim("buy", 0, 5, True), Dim("buy_until", 0, 7, True),
+    Dim("chips_change", -6, 6, True), Dim("burn_floor", 0, 6, True),
+    Dim("futile", 0, 1, True), Dim("collapse", 0, 1, True), Dim("mask_burns", 0, 2, True),
+    Dim("mask_cools", 0, 2, True), Dim("disguise", 0, 3, True), Dim("greed", 0, 1),
+    Dim("buy", 0, 5, True), Dim("buy_until", 0, 7, True), Dim("payback", 0, 9, True),
     Dim("reserve", 0, 20, True), Dim("accuse", 0, 4, True), Dim("accuse_min", -5, 15),
     Dim("cornered", 0, 2, True),
 )
