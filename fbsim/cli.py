@@ -100,9 +100,13 @@ def bots_cmd(rules_file: RulesOpt = None, set_: SetOpt = None):
         tag = f"  (default for {defaults[name]})" if name in defaults else ""
         typer.echo(f"{name}: {spec.summary}{tag}")
         for p in spec.params:
+            if spec.listed is not None and p.name not in spec.listed:
+                continue
             value = bots.get(name, {}).get(p.name, p.default)
             typer.echo(f"    {p.name} = {value:g}  [{p.lo:g}..{p.hi:g}, default {p.default:g}]"
                        f"  {p.help}")
+        if spec.note:
+            typer.echo(f"    {spec.note}")
 
 
 @app.command("replay", help="Play one game in the reference engine and narrate it step by "

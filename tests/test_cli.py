@@ -188,9 +188,13 @@ def test_shorter_game_keeps_the_tables_nobody_set(capsys):
 def test_bots_lists_every_bot(capsys):
     code, out, _ = run(capsys, "bots")
     assert code == 0
-    for name in ("steward", "fog-grabber", "opportunist", "hoarder", "random", "scripted"):
+    for name in ("steward", "fog-grabber", "opportunist", "hoarder", "random", "scripted",
+                 "planner", "field"):
         assert f"{name}:" in out
     assert "greed" in out
+    # the field bot's components are the planner's parameters: listed once, with a note
+    assert "    w5 = 0  [0..1, default 0]" in out and "c0_aim" not in out
+    assert "c<k>_<param>" in out
     code, out, _ = run(capsys, "bots", "--set", "bots.fog-grabber.greed=0.25")
     assert code == 0 and "greed = 0.25 " in out
 

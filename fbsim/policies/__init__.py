@@ -48,6 +48,9 @@ class BotSpec:
     accuse: Callable
     cornered: Callable
     compiled: bool = True  # False: reference engine only (the scripted bot)
+    # `fbsim bots`: list only these parameters, then this note (a bot of many alike)
+    listed: tuple[str, ...] | None = None
+    note: str = ""
 
     def defaults(self) -> dict[str, float]:
         """Every parameter at its default, in the bot's order."""

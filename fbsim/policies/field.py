@@ -121,4 +121,7 @@ BOT = BotSpec(
     market=market,
     accuse=accuse,
     cornered=cornered,
+    listed=tuple(f"w{k}" for k in range(COMPONENTS)),
+    note=f"c<k>_<param> (k = 0..{COMPONENTS - 1}): component k's `planner` parameter <param>, "
+         "with the planner's range and default (`planner` above)",
 )
