@@ -615,9 +615,9 @@ def exploit_cmd(
     from fbsim.rules import parse_set, rules_to_toml
 
     sizes = _table_sizes(players)
-    if field is not None:  # "{players}" in a field file's path stands for the table size
+    if field is not None:  # ("{players}" in a field file's path: each table size's file)
         for n in sizes:
-            parse_lineup(field.replace("{players}", str(n)))
+            parse_lineup(field, players=n)
     if not all_:
         if agenda is None:
             raise UsageError("--agenda: name an Agenda (or give --all)")

@@ -474,25 +474,15 @@ def _entry_toml(e: Entry, key: str) -> list[str]:
 def lineup_to_toml(lineup: Lineup, comments: list[str] = ()) -> str:
     """A lineup file (read back by `lineup_from_file` to the same lineup): comment lines,
     then every Agenda's entry and the seat overrides; a field's mixture in its readable
-    form."""
+    form (an array of tables, after the table of the plain entries)."""
     lines = [f"# {c}" if c else "#" for c in comments]
-    plain = [(a, e) for a, e in lineup.by_agenda.items() if e.bot != "field"]
-    if plain:
-        lines += ["", "[agendas]"]
-        for a, e in plain:
-            lines += _entry_toml(e, f"agendas.{a}")
-    for a, e in lineup.by_agenda.items():
-        if e.bot == "field":
-            lines += _entry_toml(e, f"agendas.{a}")
-    if lineup.seats:
-        plain = [(s, e) for s, e in sorted(lineup.seats.items()) if e.bot != "field"]
+    for table, items in (("agendas", list(lineup.by_agenda.items())),
+                         ("seats", sorted(lineup.seats.items()))):
+        plain = [(k, e) for k, e in items if e.bot != "field"]
         if plain:
-            lines += ["", "[seats]"]
-            for s, e in plain:
-                lines += _entry_toml(e, f"seats.{s}")
-        for s, e in sorted(lineup.seats.items()):
-            if e.bot == "field":
-                lines += _entry_toml(e, f"seats.{s}")
+            lines += ["", f"[{table}]"]
+        for k, e in plain + [(k, e) for k, e in items if e.bot == "field"]:
+            lines += _entry_toml(e, f"{table}.{k}")
     return "\n".join(lines).lstrip("\n") + "\n"
 
 

@@ -27,7 +27,7 @@ from fbsim.rules import Rules, rules_vector
 NAMED = {"accelerationist": 0, "opportunist": 1, "steward": -1}  # rank named, top first
 
 
-def _public_view(players: int) -> np.ndarray:
+def _public_view() -> np.ndarray:
     V = np.zeros(L.V_SIZE, dtype=np.int64)
     V[L.V_REVEALED_AGENDA:L.V_REVEALED_AGENDA + L.MAX_PLAYERS] = -1
     return V
@@ -71,7 +71,7 @@ def leakage(rules: Rules, lineup: Lineup | None = None, seed: int = 0, games: in
     for g in range(first, first + games):
         rec = play_game(rules, lineup, seed, g, events=True)
         agendas = [s.agenda for s in rec.seats]
-        V = _public_view(n)
+        V = _public_view()
         by_round: dict[int, list] = {}
         for e in rec.events:
             by_round.setdefault(e.round, []).append(e)
