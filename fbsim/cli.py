@@ -457,8 +457,9 @@ def plot_cmd(
              "when `fbsim exploit` results exist for the same rules, exploitability.\n\n"
              "--against OLD.toml (or --against-set) turns it into a diff: both rules play "
              "the same games, every metric shows old -> new with its paired difference and "
-             "95% interval, and differences that are not significant after Holm's "
-             "correction over the page are marked n.s.\n\n"
+             "95% interval (a rate's from the games whose outcome changed: Tango's score "
+             "interval and McNemar's exact test), and differences that are not significant "
+             "after Holm's correction over the page read 'no difference detected'.\n\n"
              "Every number is also written as a tidy Parquet table beside the page "
              "(report.html -> report.parquet). An interrupted run started again with the "
              "same inputs skips the table sizes it had finished.")
@@ -728,8 +729,10 @@ def equilibrium_cmd(
              "named in the spec, within their ranges, minimising its balance loss (each "
              "Agenda's win rate against its target, the collapse rate against a band, the "
              "seat spread against a bound) by the cross-entropy method; the best candidates "
-             "are confirmed on a fresh seed.\n\nWrites OUT/candidates.parquet (ranked, with "
-             "confirmed metrics), OUT/search.parquet and OUT/best_rules.toml.")
+             "are confirmed on a fresh seed and ranked, and the chosen rules' loss is measured "
+             "once more on another fresh seed (fresh_loss: the figure to quote).\n\nWrites "
+             "OUT/candidates.parquet (ranked, with confirmed metrics), OUT/search.parquet and "
+             "OUT/best_rules.toml.")
 def tune_cmd(
     target: Annotated[Path, typer.Option(help="The tune spec (TOML; see the README).",
                                          dir_okay=False)],
@@ -773,6 +776,8 @@ def tune_cmd(
                                               and "_" in c]
     typer.echo(res.ranked[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     typer.echo("best: " + ", ".join(f"{k} = {v}" for k, v in res.best.items()))
+    typer.echo(f"its loss on a fresh seed ({int(res.ranked.loc[0, 'fresh_seed'])}): "
+               f"{res.fresh['loss']:.4f} (the figure to quote: the ranked losses chose it)")
     for p in paths:
         typer.echo(str(p))
 

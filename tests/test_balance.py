@@ -5,6 +5,7 @@ per-round Dial histograms against reference-engine games."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -46,8 +47,10 @@ def block(y, x) -> Block:
                  np.zeros(1024, dtype=np.int64), np.zeros((8, 1024), dtype=np.int64))
 
 
-def one_metric_tally(paired_: bool = True) -> Tally:
-    return Tally(4, 8, paired=paired_, bots=(), metric_list=metrics(4, ())[:1])
+def one_metric_tally(paired_: bool = True, kind: str = "pct") -> Tally:
+    """A tally of one metric; of kind "pct" (a general ratio: the delta method) by default."""
+    return Tally(4, 8, paired=paired_, bots=(),
+                 metric_list=[dataclasses.replace(metrics(4, ())[0], kind=kind)])
 
 
 def test_per_game_metrics_count_what_the_reference_records_say():
@@ -182,7 +185,11 @@ def test_identical_games_are_not_tested(rec):
     for k in range(y.shape[1]):
         d, lo, hi, p = t.difference(k)
         assert d == 0 or math.isnan(d)
-        assert math.isnan(p)
+        if t.metrics[k].kind == "rate":  # McNemar on no changed game; a real bound (~3.84/n)
+            assert t.changed(k) == 0 and p == 1.0
+            assert lo < 0 < hi and hi == pytest.approx(Z95 ** 2 / (t.games + Z95 ** 2))
+        else:
+            assert math.isnan(p) and t.changed(k) is None
 
 
 def test_holm_adjusts_step_down_and_ignores_nan():

@@ -69,7 +69,10 @@ def test_report_against_the_same_rules_finds_no_difference(tmp_path):
     rep = BR.report(rules=same, against=same, games=3000, players=[4], exploit_dir=None)
     df = rep.metrics
     assert df["identical"].all() and not df["significant"].any()
-    assert "No difference between the old and the new rules is significant" in rep.verdict[-1]
+    assert "same result in every game" in rep.verdict[-1]
+    # a rate that no game changed still has a real interval (about +-3.84/n), never [0, 0]
+    win = df[df["metric"] == "win_steward"].iloc[0]
+    assert win["changed_games"] == 0 and win["diff_ci_low"] < 0 < win["diff_ci_high"]
 
 
 def test_a_bot_parameter_of_an_absent_bot_changes_nothing():
@@ -105,8 +108,11 @@ def test_a_real_change_is_significant_and_paired():
                      * (1 - acc["old_value"])) / 6000) ** 0.5
     assert half < indep / 1.5
     # Holm: adjusted p-values are never below the raw ones
-    tested = rep.metrics.dropna(subset=["p_value"])
+    tested = rep.metrics.dropna(subset=["p_holm"])
     assert (tested["p_holm"] >= tested["p_value"]).all()
+    # identical metrics (no game changed) leave the family
+    assert rep.metrics.loc[rep.metrics["identical"], "p_holm"].isna().all()
+    assert (rep.metrics.loc[rep.metrics["kind"] == "rate", "changed_games"] >= 0).all()
     html = render(rep)
     assert "significant" in html and "&rarr;" in html
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -141,9 +142,19 @@ def test_paired_difference_is_the_difference_of_rates(tmp_path):
     for row in w.to_dict("records"):
         base = w[(w["point"] == row["baseline_point"]) & (w["name"] == row["name"])].iloc[0]
         assert row["diff"] == pytest.approx(row["rate"] - base["rate"], abs=1e-12)
-        assert row["diff_ci_low"] <= row["diff"] <= row["diff_ci_high"]
-        if row["point"] == row["baseline_point"]:
-            assert row["diff_ci_low"] == row["diff_ci_high"] == 0.0
+        if row["point"] == row["baseline_point"]:  # no comparison: no interval, no test
+            assert row["diff"] == 0.0 and math.isnan(row["diff_ci_low"])
+            assert math.isnan(row["diff_p_value"]) and math.isnan(row["diff_p_adjusted"])
+        else:  # a real interval, never of zero width, even when no game changed
+            assert row["diff_ci_low"] <= row["diff"] <= row["diff_ci_high"]
+            assert row["diff_ci_low"] < row["diff_ci_high"]
+            assert row["changed_games"] >= abs(row["diff"]) * row["games"] - 1e-9
+    prov = read_provenance(tmp_path / "s" / "win_rates.parquet")
+    assert prov["multiple_comparisons"]["method"] == "holm"
+    assert prov["multiple_comparisons"]["comparisons"] == int(
+        res.win_rates["diff_p_adjusted"].notna().sum()
+        + res.outcomes["collapse_diff_p_adjusted"].notna().sum()
+        + res.outcomes["everyone_loses_diff_p_adjusted"].notna().sum())
 
 
 def test_paired_intervals_are_narrower_than_independent_runs(tmp_path):

@@ -3,7 +3,9 @@ and, against old rules, the paired difference and Holm-corrected significance.
 
 The metrics themselves (what each counts, its interval) are declared in
 `fbsim.experiments.metrics.definitions` and counted by `fbsim.experiments.metrics.tally.Tally`;
-p-values are two-sided normal ones; `holm` corrects them for the many comparisons on a page.
+a rate's difference has Tango's interval, McNemar's exact p-value and the number of games whose
+outcome changed; any other metric's a delta-method interval and a two-sided normal p-value;
+`holm` corrects them for the many comparisons on a page.
 """
 
 from __future__ import annotations
@@ -13,26 +15,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from fbsim.experiments.metrics.definitions import report_metrics
+from fbsim.experiments.metrics.definitions import fair_win_rate, report_metrics
+from fbsim.experiments.metrics.stats import holm
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.game import layout as L
 from fbsim.rules import Rules
 
-
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjusted p-values (family-wise error over all of `p`; NaN ignored)."""
-    p = np.asarray(p, dtype=float)
-    out = np.full_like(p, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    if ok.size == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    m = len(order)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[i]))
-        out[i] = running
-    return out
+__all__ = ["holm", "table", "fair_shares", "mark_significance"]
 
 
 def table(tally: Tally, players: int, fair: dict[str, float],
@@ -50,25 +39,32 @@ def table(tally: Tally, players: int, fair: dict[str, float],
         if tally.paired:
             ov, olo, ohi = est(k, old=True)
             d, dlo, dhi, p = tally.difference(k)
+            changed = tally.changed(k)
             row.update({"old_value": ov, "old_ci_low": olo, "old_ci_high": ohi,
                         "old_fair_share": (fair_old or {}).get(m.key, math.nan),
-                        "diff": d, "diff_ci_low": dlo, "diff_ci_high": dhi, "p_value": p})
+                        "diff": d, "diff_ci_low": dlo, "diff_ci_high": dhi, "p_value": p,
+                        "changed_games": math.nan if changed is None else changed})
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def fair_shares(tally: Tally, rules: Rules, old: bool = False) -> dict[str, float]:
-    """Fair shares: an Agenda's share of seats dealt (R-S4), 1/n for each place."""
+    """Fair shares: an Agenda's share of seats dealt (R-S4), 1/n for each place, each over the
+    games that somebody wins (`fbsim.experiments.metrics.definitions.fair_win_rate`)."""
     n = rules.players
     out = {f"win_{a}": tally.fair_share(f"dealt_{a}", old) for a in L.AGENDA_NAMES}
-    out.update({f"win_place_{p}": 1 / n for p in range(n)})
+    out.update({f"win_place_{p}": fair_win_rate(1 / n, tally.everyone_loses(old))
+                for p in range(n)})
     return out
 
 
 def mark_significance(df: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """Holm-adjust every p-value of the page together and mark the significant differences."""
+    """Holm-adjust every p-value of the page together and mark the significant differences.
+    A metric identical in every game (no game changed, or no spread at all) is not tested."""
     df = df.copy()
-    df["identical"] = (df["diff"] == 0) & df["p_value"].isna() & df["old_value"].notna()
-    df["p_holm"] = holm(df["p_value"].to_numpy())
+    changed = df["changed_games"] if "changed_games" in df else pd.Series(np.nan, df.index)
+    df["identical"] = df["old_value"].notna() & (
+        (changed == 0) | ((df["diff"] == 0) & df["p_value"].isna()))
+    df["p_holm"] = holm(df["p_value"].where(~df["identical"]).to_numpy())
     df["significant"] = df["p_holm"] < alpha
     return df

@@ -169,6 +169,15 @@ def deck_share(rules: Rules, agenda: str) -> float:
     return counts[agenda] / sum(counts.values())
 
 
+def fair_win_rate(seat_share: float, everyone_loses: float = 0.0) -> float:
+    """The fair share of a win rate: the win rate of a seat-holder if every seat were equally
+    likely to win, `seat_share` being the seats held over all seats (R-S4). In a game that
+    everyone loses (a Collapse with no qualified Accelerationist, R-E3) no seat wins, so the
+    fair share is taken over the games that somebody wins: seat_share x (1 - the share of
+    games everyone loses). Fair shares then add up to the win rates' own total."""
+    return seat_share * (1.0 - everyone_loses)
+
+
 def report_metrics(metric_list: list[Metric]) -> list[Metric]:
     """The metrics the report page shows, in page order."""
     return [m for m in metric_list if m.section is not None]

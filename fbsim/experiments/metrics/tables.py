@@ -1,17 +1,23 @@
-"""The sweep tables of one point (win_rates, outcomes, seats), read off its `Tally`.
+"""The sweep tables of one point (win_rates, outcomes, seats), read off its `Tally`, and the
+correction of a whole sweep's comparisons for their number (`adjust_comparisons`).
 
-Paired differences against the baseline point come from the exact integer sums of
-d = y(point) - y(baseline) over the same games (`Tally.paired_sums`).
+A paired difference against the baseline point is the difference of two rates on the same
+games: from the games whose outcome changed (`Tally.discordant`), with Tango's score interval,
+McNemar's exact p-value and the number of changed games
+(`fbsim.experiments.metrics.stats.paired_proportions`). With `--ci-width` a point and its
+baseline may have played different numbers of games: the difference then uses the games that
+both played (`paired_games`), so it is not the difference of the two rates shown.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
-from fbsim.experiments.metrics.definitions import DIAL_HIST_LO
-from fbsim.experiments.metrics.stats import hist_quantile, paired, wilson
+from fbsim.experiments.metrics.definitions import DIAL_HIST_LO, fair_win_rate
+from fbsim.experiments.metrics.stats import ADJUSTMENTS, hist_quantile, wilson
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.game import layout as L
 from fbsim.rules import Rules, rules_hash
@@ -19,11 +25,20 @@ from fbsim.rules import Rules, rules_hash
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
-def _pair(t: Tally, key: str) -> tuple[float, float, float]:
+ALPHA = 0.05  # the error rate the sweep's corrected comparisons are held to
+CORRECTION = "holm"  # the sweep tables' correction (a key of stats.ADJUSTMENTS)
+
+
+def _pair(t: Tally, key: str, own: bool) -> tuple[float, float, float, float, float]:
+    """(difference, low, high, p, changed games) of a rate against the baseline point; the
+    baseline point against itself (`own`) is no comparison: 0 and no interval or test."""
     if not t.paired or t.games == 0:
-        return math.nan, math.nan, math.nan
-    s, ss = t.paired_sums(key)
-    return paired(s, ss, t.games)
+        return math.nan, math.nan, math.nan, math.nan, math.nan
+    if own:
+        return 0.0, math.nan, math.nan, math.nan, 0
+    d, lo, hi, p = t.difference(t.index[key])
+    b, c = t.discordant(key)
+    return d, lo, hi, p, b + c
 
 
 def sweep_tables(t: Tally, rules: Rules, coords: dict, point: int = 0, baseline: int = 0
@@ -42,12 +57,13 @@ def sweep_tables(t: Tally, rules: Rules, coords: dict, point: int = 0, baseline:
         if kind == "bot" and seats == 0 and (not t.paired or t.paired_sums(win_key) == (0, 0)):
             continue  # a bot that sat at neither this point nor its baseline
         rate, lo, hi = wilson(wins, n)
-        d, dlo, dhi = _pair(t, win_key)
+        d, dlo, dhi, p, changed = _pair(t, win_key, point == baseline)
         rows.append({**lead, "kind": kind, "name": name, "games": n, "wins": wins,
                      "rate": rate, "ci_low": lo, "ci_high": hi, "seats": seats,
                      "seat_rate": wins / seats if seats else math.nan,
                      "fair_share": t.fair_share(seat_key),
                      "diff": d, "diff_ci_low": dlo, "diff_ci_high": dhi,
+                     "diff_p_value": p, "changed_games": changed,
                      "paired_games": paired_games, "rules_hash": h})
     win_rates = pd.DataFrame(rows)
 
@@ -56,10 +72,11 @@ def sweep_tables(t: Tally, rules: Rules, coords: dict, point: int = 0, baseline:
                                                          "everyone_loses_games")):
         k = t.total(label)
         rate, lo, hi = wilson(k, n)
-        d, dlo, dhi = _pair(t, label)
+        d, dlo, dhi, p, changed = _pair(t, label, point == baseline)
         out.update({count_col: k, f"{label}_rate": rate, f"{label}_ci_low": lo,
                     f"{label}_ci_high": hi, f"{label}_diff": d,
-                    f"{label}_diff_ci_low": dlo, f"{label}_diff_ci_high": dhi})
+                    f"{label}_diff_ci_low": dlo, f"{label}_diff_ci_high": dhi,
+                    f"{label}_diff_p_value": p, f"{label}_changed_games": changed})
     out["collapse_world_rate"] = t.total("end_collapse_world") / n
     out["collapse_reveal_rate"] = t.total("end_collapse_reveal") / n
     for name in L.BAND_NAMES:
@@ -90,6 +107,42 @@ def sweep_tables(t: Tally, rules: Rules, coords: dict, point: int = 0, baseline:
         rate, lo, hi = wilson(wins, n)
         seat_rows.append({**lead, "seat": s, "place": (s - rules.first_player) % players,
                           "games": n, "wins": wins, "rate": rate, "ci_low": lo,
-                          "ci_high": hi, "fair_share": 1 / players, "rules_hash": h})
+                          "ci_high": hi,
+                          "fair_share": fair_win_rate(1 / players, t.everyone_loses()),
+                          "rules_hash": h})
     seats = pd.DataFrame(seat_rows)
     return win_rates, outcomes, seats
+
+
+# the outcomes table's compared rates (each has <label>_diff_p_value)
+OUTCOME_COMPARISONS = ("collapse", "everyone_loses")
+
+
+def adjust_comparisons(win_rates: pd.DataFrame, outcomes: pd.DataFrame,
+                       method: str = CORRECTION, alpha: float = ALPHA) -> dict:
+    """Correct every paired comparison of a sweep for their number, in place: the win rate of
+    every Agenda and bot row and the collapse and everyone-loses rates of every point against
+    its baseline are one family (a point compared with itself is not a comparison). Adds
+    `diff_p_adjusted` and `significant` (win_rates) and `<rate>_diff_p_adjusted`,
+    `<rate>_significant` (outcomes); returns the description written in the tables'
+    metadata."""
+    adjust = ADJUSTMENTS[method]
+    parts = [win_rates["diff_p_value"].to_numpy(dtype=float)]
+    parts += [outcomes[f"{c}_diff_p_value"].to_numpy(dtype=float)
+              for c in OUTCOME_COMPARISONS]
+    # a point's comparison with itself (the baseline) is no test
+    own = [(win_rates["point"] == win_rates["baseline_point"]).to_numpy()]
+    own += [(outcomes["point"] == outcomes["baseline_point"]).to_numpy()] * len(
+        OUTCOME_COMPARISONS)
+    flat = np.concatenate([np.where(o, np.nan, p) for p, o in zip(parts, own, strict=True)])
+    adj = adjust(flat)
+    sizes = np.cumsum([0] + [len(p) for p in parts])
+    win_rates["diff_p_adjusted"] = adj[sizes[0]:sizes[1]]
+    win_rates["significant"] = win_rates["diff_p_adjusted"] < alpha
+    for i, c in enumerate(OUTCOME_COMPARISONS, start=1):
+        outcomes[f"{c}_diff_p_adjusted"] = adj[sizes[i]:sizes[i + 1]]
+        outcomes[f"{c}_significant"] = outcomes[f"{c}_diff_p_adjusted"] < alpha
+    return {"method": method, "alpha": alpha, "comparisons": int(np.isfinite(flat).sum()),
+            "family": "every paired difference of the dataset: each point's Agenda and bot "
+                      "win rates, collapse and everyone-loses rates against its baseline "
+                      "point (McNemar's exact p-values)"}

@@ -10,12 +10,19 @@ Estimates:
 - `rate(k)`: a share of games with its Wilson interval (as everywhere in fbsim);
 - `estimate(k)`: R = sum(y) / sum(x) with the delta-method normal interval,
   se(R)^2 = sum((y - R x)^2) / (n (n - 1) xbar^2);
-- `difference(k)`: D = R_new - R_old on the same games, with the paired delta-method interval:
-  the per-game influence z = (y1 - R1 x1) / xbar1 - (y0 - R0 x0) / xbar0 has mean 0 and
-  se(D)^2 = sum(z^2) / (n (n - 1)); with x = 1 this is the paired interval of mean
-  differences;
-- `paired_sums(k)`: sum(d) and sum(d^2) of d = y(point) - y(baseline), exact integers (the
-  sweep tables' paired differences, `fbsim.experiments.metrics.stats.paired`).
+- `difference(k)`: D = R_new - R_old on the same games. For a rate (y in {0, 1}, x = 1) from
+  the games whose outcome changed (`discordant`): b games count under the new setting only,
+  c under the old only, n11 = sum(y1 y0) games under both, so b = sum(y1) - n11 and
+  c = sum(y0) - n11; Tango's score interval and McNemar's exact test
+  (`fbsim.experiments.metrics.stats.paired_proportions`). For any other metric the paired
+  delta-method interval: the per-game influence
+  z = (y1 - R1 x1) / xbar1 - (y0 - R0 x0) / xbar0 has mean 0 and se(D)^2 = sum(z^2) / (n (n - 1));
+- `paired_sums(k)`: sum(d) and sum(d^2) of d = y(point) - y(baseline), exact integers.
+
+A paired difference is measured on the games that both settings played (with `--ci-width` a
+sweep point may play more games than its baseline: its difference then uses the games common
+to both, so it is not the difference of the two rates shown, each measured on all of its own
+games).
 """
 
 from __future__ import annotations
@@ -31,9 +38,10 @@ from fbsim.experiments.metrics.definitions import (
     Measure,
     Metric,
     bot_rows,
+    fair_win_rate,
     metrics,
 )
-from fbsim.experiments.metrics.stats import Z95, wilson
+from fbsim.experiments.metrics.stats import Z95, paired_proportions, wilson
 from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup
 from fbsim.rules import Rules
@@ -132,9 +140,20 @@ class Tally:
 
     def fair_share(self, seats_key: str, old: bool = False) -> float:
         """The win rate a seat-holder would have if every seat won equally often: the seats
-        held (`seats_key`, e.g. dealt_steward) over all seats played (R-S4)."""
+        held (`seats_key`, e.g. dealt_steward) over all seats played (R-S4), times the share of
+        games that somebody wins. Games that everyone loses (a Collapse with no qualified
+        Accelerationist, R-E3) have no winner to share: in them no seat can win, so the fair
+        shares of all seats add up to the rate of games with a winner, as the win rates do."""
         seats = self.games * self.players
-        return self.total(seats_key, old) / seats if seats else math.nan
+        if not seats:
+            return math.nan
+        return fair_win_rate(self.total(seats_key, old) / seats, self.everyone_loses(old))
+
+    def everyone_loses(self, old: bool = False) -> float:
+        """The share of games that nobody wins (0 when this tally does not count them)."""
+        if "everyone_loses" not in self.index or self.games == 0:
+            return 0.0
+        return self.total("everyone_loses", old) / self.games
 
     def paired_sums(self, key: str) -> tuple[int, int]:
         """sum(d), sum(d^2) of d = y(this) - y(baseline), game by game."""
@@ -143,6 +162,21 @@ class Tally:
         d = int(self.s1[k, 0]) - int(self.s1[k, 2])
         dd = int(s2[0, 0]) - 2 * int(s2[0, 2]) + int(s2[2, 2])
         return d, dd
+
+    def discordant(self, key: str | int) -> tuple[int, int]:
+        """(b, c) of a rate measured on the same games: b games count under this setting
+        only, c under the baseline only (the games whose outcome changed are b + c)."""
+        k = self.index[key] if isinstance(key, str) else key
+        n11 = int(self.s2[k, 0, 2])
+        return int(self.s1[k, 0]) - n11, int(self.s1[k, 2]) - n11
+
+    def changed(self, k: int) -> int | None:
+        """Games whose outcome changed between the baseline and this setting (a rate metric,
+        paired), else None."""
+        if not self.paired or self.metrics[k].kind != "rate":
+            return None
+        b, c = self.discordant(k)
+        return b + c
 
     # ------------------------------------------------------------------ estimates
 
@@ -167,9 +201,15 @@ class Tally:
         return r, r - half, r + half
 
     def difference(self, k: int) -> tuple[float, float, float, float]:
-        """(D, low, high, p) of R_new - R_old of metric k on the same games; p is NaN when the
-        metric is the same in every game (or undefined under either rules)."""
+        """(D, low, high, p) of R_new - R_old of metric k on the same games. A rate: Tango's
+        interval and McNemar's exact p (1 when no game changed; the interval is then about
+        +-3.84/n, never of zero width). Any other metric: the delta-method interval and a
+        normal p, NaN when the metric is the same in every game (or undefined under either
+        rules)."""
         n = self.games
+        if self.paired and n > 0 and self.metrics[k].kind == "rate":
+            b, c = self.discordant(k)
+            return paired_proportions(b, c, n)
         s1 = self.s1[k].astype(np.float64)
         if not self.paired or n < 2 or s1[1] == 0 or s1[3] == 0:
             return math.nan, math.nan, math.nan, math.nan

@@ -69,12 +69,14 @@ def by_size_sweep(t: dict, x: str) -> list[str]:
             if p == base["point"]:
                 continue
             r = acc.loc[p]
-            if r["diff_ci_low"] > 0 or r["diff_ci_high"] < 0:
+            if r["significant"]:
                 continue
             v = _fmt(o.set_index("point").loc[p, x])
-            lines.append(f"  {x} = {v}: the Accelerationist's win rate does not differ from "
-                         f"the baseline's (paired difference {100 * r['diff']:+.2f} points, "
-                         f"{ci(r['diff_ci_low'], r['diff_ci_high'])}).")
+            lines.append(f"  {x} = {v}: no difference detected in the Accelerationist's win "
+                         f"rate from the baseline's (paired difference {100 * r['diff']:+.2f} "
+                         f"points, {ci(r['diff_ci_low'], r['diff_ci_high'])}, "
+                         f"{int(r['changed_games']):,} games changed; Holm-corrected over "
+                         f"the sweep).")
         coll = o[o["collapse_rate"] >= 0.05]
         if not coll.empty:
             c = coll.iloc[0]

@@ -291,10 +291,14 @@ def verdict(rep: BalanceReport) -> list[str]:
         lines.append(s)
     if rep.paired:
         sig = df[df["significant"]].copy()
-        n_tests = int(df["p_value"].notna().sum())
-        if sig.empty:
-            lines.append(f"No difference between the old and the new rules is significant "
-                         f"(Holm-corrected over {n_tests} comparisons at 5%).")
+        n_tests = int(df["p_holm"].notna().sum())
+        if n_tests == 0:
+            lines.append("The old and the new rules gave the same result in every game: no "
+                         "difference to test.")
+        elif sig.empty:
+            lines.append(f"No difference detected between the old and the new rules "
+                         f"(Holm-corrected over {n_tests} comparisons at 5%; each interval "
+                         f"is in the table).")
         else:
             sig["z"] = (sig["diff"].abs()
                         / ((sig["diff_ci_high"] - sig["diff_ci_low"]) / 2).clip(lower=1e-300))

@@ -5,7 +5,8 @@ The page reads top to bottom: the verdict in words and numbers, then one section
 question (who wins, how the world ends, the Dial round by round, seat advantage, the Fog pot,
 Accusations, exploitability), each a figure and a table. With old rules (`--against`) every
 cell shows old -> new and the paired difference with its 95% interval; differences that are
-not significant after Holm's correction over the whole page are greyed and marked "n.s.".
+not significant after Holm's correction over the whole page are greyed and marked "no difference
+detected"; a rate's cell also counts the games whose outcome changed.
 """
 
 from __future__ import annotations
@@ -364,17 +365,22 @@ def _cell(r, paired: bool) -> str:
     if not paired:
         return (f'<td>{_fmt(r["value"], kind)} <span class="ci">'
                 f'{_interval(r["ci_low"], r["ci_high"], kind)}</span>{fair_txt}</td>')
-    if r["identical"]:
-        return (f'<td class="ns">{_fmt(r["value"], kind)}<div class="diff">identical in '
-                f'every game</div></td>')
     unit = " pts" if kind == "pct" else ""
+    changed = r.get("changed_games", math.nan)
+    if r["identical"]:
+        bound = ("" if math.isnan(r["diff_ci_high"]) else
+                 f' (difference within {_interval(r["diff_ci_low"], r["diff_ci_high"], kind, True)}'
+                 f'{unit})')
+        return (f'<td class="ns">{_fmt(r["value"], kind)}<div class="diff">identical in '
+                f'every game{bound}</div></td>')
     sig = bool(r["significant"])
     mark = ('<span class="sig">significant</span>' if sig else
-            '<span class="nsmark">n.s.</span>')
+            '<span class="nsmark">no difference detected</span>')
+    moved = "" if math.isnan(changed) else f" &middot; {int(changed):,} games changed"
     return (f'<td class="{"" if sig else "ns"}">{_fmt(r["old_value"], kind)} &rarr; '
             f'<b>{_fmt(r["value"], kind)}</b><div class="diff">'
             f'{_fmt(r["diff"], kind, True)}{unit} '
-            f'{_interval(r["diff_ci_low"], r["diff_ci_high"], kind, True)} {mark}</div>'
+            f'{_interval(r["diff_ci_low"], r["diff_ci_high"], kind, True)} {mark}{moved}</div>'
             f'{fair_txt}</td>')
 
 
@@ -539,8 +545,10 @@ def notes(rep: BalanceReport) -> str:
     rules = f" --rules {p['rules_file']}" if p.get("rules_file") else ""
     text = [
         "Win rates are shares of all games, with 95% Wilson intervals; an Agenda's fair "
-        "share is its share of the seats dealt. Other numbers are means or ratios per game "
-        "with 95% normal intervals (delta method).",
+        "share is its share of the seats dealt times the share of games that somebody wins "
+        "(a game that everyone loses has no winner to share, so fair shares add up to the "
+        "win rates' total). Other numbers are means or ratios per game with 95% normal "
+        "intervals (delta method).",
         "The Dial round by round counts a game that collapsed at its final Dial for the "
         "rounds it did not play; the quantiles come from exact per-round histograms "
         "counted from every game's record.",
@@ -548,14 +556,20 @@ def notes(rep: BalanceReport) -> str:
         "Accelerationist Agenda; the dashed line is what pointing at random would give.",
     ]
     if rep.paired:
-        n_tests = int(rep.metrics["p_value"].notna().sum())
+        n_tests = int(rep.metrics["p_holm"].notna().sum())
         text.append(
             "Old and new rules played the same games (same seed and game index: common "
             "random numbers), so each difference is paired game by game, which makes its "
-            "interval much narrower than two independent runs would. A difference is "
+            "interval much narrower than two independent runs would. A rate's difference "
+            "comes from the games whose outcome changed (their number is shown): Tango's "
+            "score interval and McNemar's exact test, which stay right when few games change; "
+            "when none changed the rate is identical in every game and the interval (about "
+            "+-3.84/games) bounds what the games can hide. Other metrics have delta-method "
+            "intervals and normal tests. A difference is "
             f"marked significant when its p-value, corrected with Holm's method over all "
-            f"{n_tests} comparisons on this page, is below 5%; the intervals shown are "
-            "per-comparison 95% intervals.")
+            f"{n_tests} comparisons on this page, is below 5%; otherwise no difference is "
+            "detected, which is not a proof of none: its interval says how large one could "
+            "be. The intervals shown are per-comparison 95% intervals.")
     text.append(f"Every game can be replayed and narrated: <code>fbsim replay{_esc(rules)} "
                 f"--players N --seed {p['seed']} --game G</code>. The numbers of this page "
                 "are in the Parquet table written beside it.")

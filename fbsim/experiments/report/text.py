@@ -11,10 +11,10 @@ def _pct(x: float) -> str:
     return "   -  " if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:5.1f}"
 
 
-def _diff(d: float, lo: float, hi: float) -> str:
+def _diff(d: float, significant) -> str:
     if math.isnan(d):
         return ""
-    mark = "*" if lo > 0 or hi < 0 else " "
+    mark = "*" if bool(significant) else " "
     return f"{100 * d:+5.1f}{mark}"
 
 
@@ -26,7 +26,8 @@ def format_sweep(res) -> str:
     lines = [f"{len(out)} points, {res.games_played:,} games played now "
              f"({res.points_skipped} points were already done); tables in {res.out}/", "",
              "Win rate per Agenda in % (Wilson 95% interval half-width), paired difference "
-             "vs the baseline point in points (* = interval excludes 0), collapse rate %"]
+             "vs the baseline point in points (* = significant after Holm's correction over "
+             "the sweep's comparisons), collapse rate %"]
     head = "  ".join(f"{c[-18:]:>10}" for c in coords)
     lines.append(f"  {head}  {'games':>9}  " + "  ".join(
         f"{a:>20}" for a in L.AGENDA_NAMES) + f"  {'collapse':>14}")
@@ -38,11 +39,10 @@ def format_sweep(res) -> str:
             r = rows.loc[a]
             hw = (r["ci_high"] - r["ci_low"]) / 2
             base = " base " if od["point"] == od["baseline_point"] else _diff(
-                r["diff"], r["diff_ci_low"], r["diff_ci_high"])
+                r["diff"], r["significant"])
             cells.append(f"{_pct(r['rate'])} ±{100 * hw:3.1f} {base:>6}")
         col = (" base " if od["point"] == od["baseline_point"] else
-               _diff(od["collapse_diff"], od["collapse_diff_ci_low"],
-                     od["collapse_diff_ci_high"]))
+               _diff(od["collapse_diff"], od["collapse_significant"]))
         vals = "  ".join(f"{str(od[c])[:10]:>10}" for c in coords)
         lines.append(f"  {vals}  {od['games']:>9,}  " + "  ".join(f"{c:>20}" for c in cells)
                      + f"  {_pct(od['collapse_rate'])} {col:>6}")

@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fbsim.experiments.metrics.stats import STATS_VERSION
 from fbsim.game.layout import LAYOUT_VERSION
 from fbsim.kernel.layout import KERNEL_VERSION
 from fbsim.rules import RULES_VERSION
@@ -59,6 +60,7 @@ def base_provenance(time: str) -> dict:
         "kernel_version": KERNEL_VERSION,
         "rules_version": RULES_VERSION,
         "layout_version": LAYOUT_VERSION,
+        "stats_version": STATS_VERSION,
         "git_revision": git_revision(),
         "numba_version": numba.__version__,
         "numpy_version": np.__version__,

@@ -126,9 +126,11 @@ def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = 
             "lineup": point.lineup.describe(), "lineup_hash": lineup_hash(point.lineup),
             "rules_hash": rules_hash(point.rules),
             "rules_toml": rules_to_toml(point.rules, comments=False)}
-    drop = ["point", "baseline_point", "diff", "diff_ci_low", "diff_ci_high", "paired_games"]
+    drop = ["point", "baseline_point", "diff", "diff_ci_low", "diff_ci_high", "diff_p_value",
+            "changed_games", "paired_games"]
     win = win.drop(columns=drop)
-    out = out.drop(columns=[c for c in out.columns if "_diff" in c or c in drop])
+    out = out.drop(columns=[c for c in out.columns
+                            if "_diff" in c or "_changed" in c or c in drop])
     st = st.drop(columns=["point", "baseline_point"])
     return SimulationResult(win, out, st, prov)
 

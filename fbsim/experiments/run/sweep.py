@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from fbsim.errors import UsageError
-from fbsim.experiments.metrics.tables import sweep_tables
+from fbsim.experiments.metrics.tables import adjust_comparisons, sweep_tables
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso, read_table, write_table
 from fbsim.experiments.run.runner import NoProgress, Progress
@@ -177,9 +177,12 @@ def combine(out: Path, spec: SweepSpec, points: list[Point], started: str):
             "rules_toml": {str(p.index): rules_to_toml(p.rules, comments=False) for p in points}}
     for t in TABLES:
         parts = [pd.read_parquet(_point_dir(out, p.index) / f"{t}.parquet") for p in points]
-        df = pd.concat(parts, ignore_index=True)
+        frames.append(pd.concat(parts, ignore_index=True))
+    tables = dict(zip(TABLES, frames, strict=True))
+    # the comparisons of every point with its baseline, corrected for their number
+    prov["multiple_comparisons"] = adjust_comparisons(tables["win_rates"], tables["outcomes"])
+    for t, df in tables.items():
         write_table(df, out / f"{t}.parquet", {**prov, "table": t})
-        frames.append(df)
     return frames
 
 
