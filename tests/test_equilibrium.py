@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from fbsim.cli import main
 from fbsim.errors import UsageError
 from fbsim.experiments.search.meta import payoffs, regrets, solve
+from fbsim.game import layout as GL
 from fbsim.game.lineup import (
     Entry,
     Lineup,
@@ -353,7 +354,8 @@ def as_planner(tunable: dict) -> dict:
             "chips_change": t["chips_late"] - t["chips_early"], "burn_floor": t["burn_floor"],
             "futile": 0, "collapse": 0, "mask_burns": t["mask_burns"],
             "mask_cools": t["mask_cools"], "disguise": 0, "greed": t["greed"],
-            "buy": 4 if t["buy_steer"] > 0.5 else 0, "buy_until": 8,
+            # the tunable bot buys in every round but the last, whatever the rules' rounds
+            "buy": 4 if t["buy_steer"] > 0.5 else 0, "buy_until": GL.MAX_ROUNDS,
             "payback": min(99.0, t["payback"]), "reserve": t["reserve"],
             "accuse": float(int(t["accuse"])), "cornered": float(int(t["cornered"]))}
 
@@ -364,7 +366,7 @@ def test_the_planner_space_contains_the_tunable_bot(data):
     """Any tunable strategy (the space of `fbsim exploit`) is a planner strategy: the same
     games, record for record, so a best response that exploit finds is one the equilibrium
     search can find."""
-    from fbsim.game import layout as GL
+
     from tests.strategies import entry_st, rules_st, seed_st
 
     rules = data.draw(rules_st(), label="rules")

@@ -137,6 +137,28 @@ def test_exploitability_is_matched_by_rules_hash():
     assert BR.find_exploit(ROOT / "no-such-folder", default) is None
 
 
+def test_the_largest_exploit_is_played_again_on_fresh_games():
+    """The report's exploitability figure is the largest found gain re-measured on a fresh
+    seed, not the largest of the confirmed figures (selection bias)."""
+    rep = BR.report(games=3000, players=[4], exploit_dir=EXPLOIT)
+    c = rep.exploit_check
+    top = rep.exploit.loc[rep.exploit["diff"].idxmax()]
+    assert (c["players"], c["agenda"]) == (4, top["agenda"]) and c["of"] == len(rep.exploit)
+    assert c["found_diff"] == top["diff"] and c["games"] == 3000
+    assert c["seed"] not in (0, 90_000)  # neither the report's games nor the confirmation's
+    assert c["diff"] == pytest.approx(c["best_rate"] - c["field_rate"])
+    assert c["diff_ci_low"] < c["diff"] < c["diff_ci_high"]
+    assert c["diff_ci_low"] > 0  # the found best response still gains on new games
+    assert "played again on 3,000 fresh games" in rep.verdict[-1]
+    assert rep.provenance["largest_exploit_check"] == c
+    # the same best response replayed with the field's own parameters gains nothing
+    from fbsim.experiments.search.exploit import PRESETS, recheck_gain
+
+    rules = rep.tables[0].rules
+    same = recheck_gain(rules, "steward", None, PRESETS["steward"], 2000, 5)
+    assert abs(same["diff"]) < abs(c["diff"])
+
+
 def test_cli_writes_a_self_contained_page_and_its_table(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     out = tmp_path / "r.html"

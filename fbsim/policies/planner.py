@@ -252,7 +252,7 @@ PARAMS = (
     Param("greed", 0.0, "share of the rest of the Fog pot it claims (0 honest, 1 all)", 0, 1),
     Param("buy", 0.0, "0 nothing, 1 cooling, 2 income, 3 heat assets, 4 towards the aim, "
           "5 Bunkers", 0, 5),
-    Param("buy_until", 7.0, "last round in which it buys by `buy`", 0, 8),
+    Param("buy_until", 7.0, "last round in which it buys by `buy`", 0, L.MAX_ROUNDS),
     Param("payback", 99.0, "besides: buys income assets while this many world turns remain "
           "(99: never)", 0, 99),
     Param("reserve", 0.0, "Capital kept after a purchase", 0, 100),

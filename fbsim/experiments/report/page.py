@@ -537,6 +537,16 @@ def exploit_section(rep: BalanceReport) -> str:
             out.append(f"<p class=\"notes\">Best responses found by <code>fbsim exploit"
                        f"</code> under {label}.</p>" + f'<figure><img src="{fig_exploit(df)}" '
                        f'alt="exploitability"></figure>' + exploit_table(df))
+            c = rep.exploit_check if label == "these rules" else None
+            if c:
+                out.append(
+                    f"<p class=\"notes\">The largest gain above is the largest of {c['of']} "
+                    f"searches, which overstates it; played again on {c['games']:,} fresh "
+                    f"games (seed {c['seed']}), {c['agenda'].capitalize()} at {c['players']} "
+                    f"players gains <b>{_fmt(c['diff'], 'pct', True)} pts</b> "
+                    f"{_interval(c['diff_ci_low'], c['diff_ci_high'], 'pct', True)} "
+                    f"({c['changed_games']:,} games changed winner), against "
+                    f"{_fmt(c['found_diff'], 'pct', True)} pts when found.</p>")
     return "".join(out)
 
 

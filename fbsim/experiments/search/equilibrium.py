@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from fbsim.errors import UsageError
-from fbsim.experiments.metrics.definitions import deck_share
+from fbsim.experiments.metrics.definitions import deck_share, fair_win_rate
 from fbsim.experiments.run.spec import SweepSpec
 from fbsim.experiments.run.sweep import run_sweep
 from fbsim.experiments.search.cem import Dim, cem
@@ -374,13 +374,17 @@ class Search:
         pick = its[self.chosen()]
         agendas = {a: {k: v for k, v in pick["agendas"][a].items() if k != "best_response"}
                    for a in AGENDAS}  # in the Agendas' order (a resumed state is sorted)
+        measures = self.measures()
+        for r in agendas.values():  # the seats' share, over the games somebody wins
+            r["seat_share"] = r["fair"]
+            r["fair"] = fair_win_rate(r["seat_share"], measures["everyone_loses"]["rate"])
         return {"agendas": agendas, "iterations": len(its), "field_iteration": self.chosen(),
                 "games": self.state["games"], "converged": self.converged(),
                 "tolerance": self.budget.tolerance, "stability": self.budget.stability,
                 "last_three_move": self.moves(), "meta_regret": pick["meta_regret"],
                 "mixture": {a: pick["mixture"][a] for a in AGENDAS},
                 "populations": {a: len(p) for a, p in self.state["populations"].items()},
-                **self.measures()}
+                **measures}
 
     def field(self) -> Lineup:
         """The chosen iteration's field (populations only grow, so its mixture's weights
@@ -462,8 +466,10 @@ def write_summary_md(out: Path, doc: dict) -> Path:
              "`planner` bot's strategies, one population per Agenda). Win rates are those of "
              "the field (the mixture) on a fresh seed; the deviation gain is the best response "
              "found against the field minus the Agenda's win rate in it (paired, same games); "
-             "95% intervals in brackets. The fields are `pN.toml`; every number is in "
-             "`summary.json`.", "",
+             "95% intervals in brackets. An Agenda's fair share is its share of the seats "
+             "(`seat_share`) times the share of games that somebody wins (a game that "
+             "everyone loses has no winner to share). The fields are `pN.toml`; every number "
+             "is in `summary.json`.", "",
              "| players | Agenda | wins | fair share | deviation gain | strategies mixed |",
              "|---|---|---|---|---|---|"]
     for n, s in doc["players"].items():
