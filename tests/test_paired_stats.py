@@ -158,3 +158,16 @@ def test_a_sweeps_comparisons_are_corrected_together():
     assert not out["collapse_significant"][1]
     meta = adjust_comparisons(win, out, "bh")
     assert out["collapse_significant"][1] and meta["method"] == "bh"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 10**7), st.data())
+def test_a_recorded_normal_interval_gives_back_its_changed_games(n, data):
+    """Summaries recorded with the normal interval are given Tango's again: b and c follow
+    exactly from the mean and the half-width."""
+    from fbsim.experiments.metrics.stats import discordant_from_normal
+
+    b = data.draw(st.integers(0, min(n, 10**5)))
+    c = data.draw(st.integers(0, min(n - b, 10**5)))
+    d, lo, hi = paired(b - c, b + c, n)
+    assert discordant_from_normal(d, lo, hi, n) == (b, c)

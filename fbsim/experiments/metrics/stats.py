@@ -104,6 +104,18 @@ def paired_proportions(b: int, c: int, n: int, z: float = Z95
     return d, min(lo, d), max(hi, d), p
 
 
+def discordant_from_normal(d: float, lo: float, hi: float, n: int,
+                           z: float = Z95) -> tuple[int, int]:
+    """(b, c) of a paired difference of rates recorded as its normal interval (`paired`, on
+    d in {-1, 0, 1} per game): sum(d^2) = b + c and sum(d) = b - c follow from the mean and
+    the half-width, so an interval recorded that way can be given again as
+    `paired_proportions(b, c, n)`."""
+    half = (hi - lo) / 2.0
+    m = round(half * half * n * (n - 1) / (z * z) + n * d * d)
+    diff = round(n * d)
+    return (m + diff) // 2, (m - diff) // 2
+
+
 def unpaired(k1: int, n1: int, k2: int, n2: int, z: float = Z95) -> tuple[float, float, float]:
     """(p2 - p1, low, high) for two independent samples (normal approximation)."""
     p1, p2 = k1 / n1, k2 / n2

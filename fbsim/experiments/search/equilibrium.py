@@ -40,6 +40,7 @@ import numpy as np
 
 from fbsim.errors import UsageError
 from fbsim.experiments.metrics.definitions import deck_share, fair_win_rate
+from fbsim.experiments.metrics.stats import discordant_from_normal, paired_proportions
 from fbsim.experiments.run.spec import SweepSpec
 from fbsim.experiments.run.sweep import run_sweep
 from fbsim.experiments.search.cem import Dim, cem
@@ -284,6 +285,7 @@ class Search:
                 "win_rate": float(f["rate"]), "ci": [float(f["ci_low"]), float(f["ci_high"])],
                 "fair": deck_share(rules, a), "deviation_gain": float(d["diff"]),
                 "gain_ci": [float(d["diff_ci_low"]), float(d["diff_ci_high"])],
+                "changed_games": int(d["changed_games"]),
                 "best_response": responses[a]}
         record = {"iteration": it, "mixture": mix, "meta_regret": [float(x) for x in meta_regret],
                   "population": [len(pops[a]) for a in AGENDAS], "agendas": agendas,
@@ -375,6 +377,12 @@ class Search:
         agendas = {a: {k: v for k, v in pick["agendas"][a].items() if k != "best_response"}
                    for a in AGENDAS}  # in the Agendas' order (a resumed state is sorted)
         measures = self.measures()
+        for r in agendas.values():
+            if "changed_games" not in r:  # a state recorded with normal intervals
+                b, c = discordant_from_normal(r["deviation_gain"], *r["gain_ci"],
+                                              self.budget.confirm_games)
+                _, lo, hi, _ = paired_proportions(b, c, self.budget.confirm_games)
+                r["gain_ci"], r["changed_games"] = [lo, hi], b + c
         for r in agendas.values():  # the seats' share, over the games somebody wins
             r["seat_share"] = r["fair"]
             r["fair"] = fair_win_rate(r["seat_share"], measures["everyone_loses"]["rate"])
@@ -406,8 +414,14 @@ def rate_text(r: dict, key: str = "win_rate", ci: str = "ci") -> str:
 
 
 def gain_text(r: dict) -> str:
-    return (f"{100 * r['deviation_gain']:+.1f} points [{100 * r['gain_ci'][0]:+.1f}, "
-            f"{100 * r['gain_ci'][1]:+.1f}]")
+    """The gain, its interval (three decimals where one would show +-0.0) and, where known, the
+    games whose winner changed."""
+    lo, hi = (100 * x for x in r["gain_ci"])
+    digits = 3 if max(abs(lo), abs(hi)) < 0.1 else 1
+    changed = (f"; {r['changed_games']:,} games changed" if r.get("changed_games") is not None
+               else "")
+    return (f"{100 * r['deviation_gain']:+.{digits}f} points [{lo:+.{digits}f}, "
+            f"{hi:+.{digits}f}]{changed}")
 
 
 def field_file_text(search: Search, summary: dict) -> str:
