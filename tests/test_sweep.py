@@ -340,3 +340,47 @@ def test_provenance_names_the_git_revision_of_a_checkout():
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
                           text=True, check=True).stdout.strip()
     assert git_revision() in (head, head + "-dirty")
+
+
+def test_a_dataset_of_an_older_version_resumes_with_todays_intervals(tmp_path):
+    """Points written before stats version 2 (normal intervals, no p-values, a sweep.json
+    digest of the rules' printed TOML) resume without replaying a game: their Tango intervals,
+    McNemar p-values and changed games come back from the recorded differences, equal to a
+    fresh run's."""
+    from fbsim.experiments.metrics.stats import paired
+    from fbsim.experiments.run.provenance import read_provenance as rp
+    from fbsim.experiments.run.provenance import write_table
+
+    spec = _small_spec()
+    fresh = run_sweep(spec, tmp_path / "new")
+    old = tmp_path / "old"
+    run_sweep(spec, old)
+    for d in sorted((old / "points").iterdir()):  # write the points as the old version did
+        for t, cols in (("win_rates", [""]), ("outcomes", ["collapse_", "everyone_loses_"])):
+            path = d / f"{t}.parquet"
+            df, prov = pd.read_parquet(path), rp(path)
+            for c in cols:
+                n = df["paired_games"].to_numpy()
+                b_plus_c, diff = df[f"{c}changed_games"], df[f"{c}diff"]
+                iv = [paired(int(round(x * m)), int(bc), int(m)) if p != bp else (0.0, 0.0, 0.0)
+                      for x, bc, m, p, bp in zip(diff, b_plus_c, n, df["point"],
+                                                 df["baseline_point"], strict=True)]
+                df[f"{c}diff_ci_low"] = [v[1] for v in iv]
+                df[f"{c}diff_ci_high"] = [v[2] for v in iv]
+                df = df.drop(columns=[f"{c}diff_p_value", f"{c}changed_games"])
+            write_table(df, path, prov)
+    doc = json.loads((old / "sweep.json").read_text())
+    (old / "sweep.json").write_text(json.dumps({**doc, "digest": "0123456789abcdef"}))
+    again = run_sweep(spec, old)
+    assert again.games_played == 0
+    cols = ["diff", "diff_ci_low", "diff_ci_high", "diff_p_value", "changed_games",
+            "diff_p_adjusted", "significant"]
+    pd.testing.assert_frame_equal(again.win_rates[cols], fresh.win_rates[cols],
+                                  check_dtype=False, atol=1e-9)
+    assert list(read_provenance(old / "outcomes.parquet")["upgraded_points"]["points"]) == [
+        0, 1, 2]
+    # another spec into the same folder is still refused
+    from fbsim.errors import UsageError
+
+    with pytest.raises(UsageError, match="different sweep"):
+        run_sweep(_small_spec(seed=6), old)

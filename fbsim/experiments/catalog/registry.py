@@ -62,7 +62,7 @@ def _stale(out: Path, spec) -> bool:
 
     from fbsim.experiments.run.spec import build_points
     from fbsim.game.lineup import lineup_hash
-    from fbsim.rules import rules_to_toml
+    from fbsim.rules import rules_hash
 
     meta = out / "sweep.json"
     if not meta.exists():
@@ -72,7 +72,7 @@ def _stale(out: Path, spec) -> bool:
     except (OSError, ValueError):
         return True
     base, points = build_points(spec)
-    return digest != spec.digest(rules_to_toml(base), [lineup_hash(p.lineup) for p in points])
+    return digest != spec.digest(rules_hash(base), [lineup_hash(p.lineup) for p in points])
 
 
 def write_summary(exp, spec, tables, figures, out: Path, games: int, res) -> Path:
@@ -88,7 +88,9 @@ def write_summary(exp, spec, tables, figures, out: Path, games: int, res) -> Pat
              f"({len(tables['outcomes'])} points, {games:,} games per point, seed {spec.seed}; "
              f"fbsim {prov['fbsim_version']}, kernel v{prov['kernel_version']}, git "
              f"{prov['git_revision'] or '-'}). Intervals are 95% (Wilson); paired differences "
-             "are game by game against the baseline point on the same games.", "",
+             "are game by game against the baseline point on the same games (Tango's score "
+             "interval from the games whose outcome changed; significance by McNemar's exact "
+             "test after Holm's correction over every comparison of the sweep).", "",
              "## Findings", ""]
     lines += [f"  - {s.strip()}" if s.startswith("  ") else f"- {s}"
               for s in exp.findings(tables)]

@@ -17,7 +17,13 @@ import numpy as np
 import pandas as pd
 
 from fbsim.experiments.metrics.definitions import DIAL_HIST_LO, fair_win_rate
-from fbsim.experiments.metrics.stats import ADJUSTMENTS, hist_quantile, wilson
+from fbsim.experiments.metrics.stats import (
+    ADJUSTMENTS,
+    discordant_from_normal,
+    hist_quantile,
+    paired_proportions,
+    wilson,
+)
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.game import layout as L
 from fbsim.rules import Rules, rules_hash
@@ -116,6 +122,38 @@ def sweep_tables(t: Tally, rules: Rules, coords: dict, point: int = 0, baseline:
 
 # the outcomes table's compared rates (each has <label>_diff_p_value)
 OUTCOME_COMPARISONS = ("collapse", "everyone_loses")
+
+
+def _from_normal(df: pd.DataFrame, prefix: str) -> None:
+    """Tango's interval, McNemar's p and the changed games of every compared rate of a point
+    table written with the normal interval (an older dataset being resumed): b and c follow
+    exactly from its difference and half-width (`stats.discordant_from_normal`)."""
+    cols = {k: [] for k in ("lo", "hi", "p", "changed")}
+    for r in df.to_dict("records"):
+        n, d = int(r["paired_games"]), r[f"{prefix}diff"]
+        if n == 0 or math.isnan(d) or r["point"] == r["baseline_point"]:
+            lo = hi = p = math.nan
+            changed = 0 if n and not math.isnan(d) else math.nan
+        else:
+            b, c = discordant_from_normal(d, r[f"{prefix}diff_ci_low"],
+                                          r[f"{prefix}diff_ci_high"], n)
+            _, lo, hi, p = paired_proportions(b, c, n)
+            changed = b + c
+        for k, v in zip(cols, (lo, hi, p, changed), strict=True):
+            cols[k].append(v)
+    df[f"{prefix}diff_ci_low"], df[f"{prefix}diff_ci_high"] = cols["lo"], cols["hi"]
+    df[f"{prefix}diff_p_value"], df[f"{prefix}changed_games"] = cols["p"], cols["changed"]
+
+
+def upgrade_point_tables(win_rates: pd.DataFrame, outcomes: pd.DataFrame) -> bool:
+    """Give the tables of points written before stats version 2 (normal intervals) the
+    columns of today's, in place; True when they needed it."""
+    if "diff_p_value" in win_rates.columns:
+        return False
+    _from_normal(win_rates, "")
+    for c in OUTCOME_COMPARISONS:
+        _from_normal(outcomes, f"{c}_")
+    return True
 
 
 def adjust_comparisons(win_rates: pd.DataFrame, outcomes: pd.DataFrame,

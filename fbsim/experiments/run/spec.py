@@ -79,10 +79,11 @@ class SweepSpec:
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def digest(self, base_rules_toml: str, lineup_hashes: list[str] | None = None) -> str:
-        """Identifies the sweep: the spec, the base rules and the points' lineups (their
-        hashes: a lineup file's content or a bot's defaults may change under the spec)."""
-        doc = json.dumps({"spec": self.to_dict(), "rules": base_rules_toml,
+    def digest(self, base_rules_hash: str, lineup_hashes: list[str] | None = None) -> str:
+        """Identifies the sweep: the spec, the base rules (their hash: what the rules are, not
+        how `fbsim rules` words them) and the points' lineups (their hashes: a lineup file's
+        content or a bot's defaults may change under the spec)."""
+        doc = json.dumps({"spec": self.to_dict(), "rules": base_rules_hash,
                           "lineups": lineup_hashes or []}, sort_keys=True, default=str)
         return hashlib.sha256(doc.encode()).hexdigest()[:16]
 

@@ -29,7 +29,11 @@ from typing import Any
 import pandas as pd
 
 from fbsim.errors import UsageError
-from fbsim.experiments.metrics.tables import adjust_comparisons, sweep_tables
+from fbsim.experiments.metrics.tables import (
+    adjust_comparisons,
+    sweep_tables,
+    upgrade_point_tables,
+)
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso, read_table, write_table
 from fbsim.experiments.run.runner import NoProgress, Progress
@@ -71,10 +75,36 @@ def _point_dir(out: Path, i: int) -> Path:
     return out / "points" / f"{i:04d}"
 
 
-def _open_dataset(out: Path, spec: SweepSpec, base_toml: str, force: bool,
-                  lineups: list[str] | None = None) -> str:
+def _same_points(out: Path, spec: SweepSpec, doc: dict, points: list[Point]) -> bool:
+    """Whether a dataset whose sweep.json has another digest (one written by an older version,
+    which digested the rules' printed TOML) holds this same sweep: the same spec, and every
+    finished point played with the same rules and lineup (by their hashes)."""
+    from fbsim.experiments.run.provenance import read_provenance
+
+    if doc.get("spec") != json.loads(json.dumps(spec.to_dict(), default=str)):
+        return False
+    for p in points:
+        if _finished(out, p.index):
+            try:
+                prov = read_provenance(_point_dir(out, p.index) / "win_rates.parquet")
+            except Exception:  # an unreadable point: not this sweep's
+                return False
+            if (prov.get("rules_hash"), prov.get("lineup_hash")) != (
+                    rules_hash(p.rules), lineup_hash(p.lineup)):
+                return False
+    return True
+
+
+def _write_meta(meta: Path, doc: dict) -> None:
+    tmp = meta.with_name(".sweep.json.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, meta)
+
+
+def _open_dataset(out: Path, spec: SweepSpec, base_hash: str, force: bool,
+                  points: list[Point]) -> str:
     """Create OUT (or check that it holds this same sweep); returns the start time."""
-    digest = spec.digest(base_toml, lineups)
+    digest = spec.digest(base_hash, [lineup_hash(p.lineup) for p in points])
     meta = out / "sweep.json"
     if meta.exists() and not force:
         try:
@@ -82,8 +112,11 @@ def _open_dataset(out: Path, spec: SweepSpec, base_toml: str, force: bool,
         except (OSError, ValueError):
             raise UsageError(f"{meta}: unreadable; remove {out} or pass --force") from None
         if doc.get("digest") != digest:
-            raise UsageError(f"--out {out}: holds a different sweep (another spec, seed or "
-                             "rules); use another --out, or --force to start it afresh")
+            if not _same_points(out, spec, doc, points):
+                raise UsageError(f"--out {out}: holds a different sweep (another spec, seed "
+                                 "or rules); use another --out, or --force to start it "
+                                 "afresh")
+            _write_meta(meta, {**doc, "digest": digest})  # today's digest of the same sweep
         _clean_temporaries(out)
         return doc["started"]
     if out.exists() and force:
@@ -95,10 +128,7 @@ def _open_dataset(out: Path, spec: SweepSpec, base_toml: str, force: bool,
     (out / "points").mkdir(parents=True, exist_ok=True)
     _clean_temporaries(out)
     started = now_iso()
-    doc = {"digest": digest, "started": started, "spec": spec.to_dict()}
-    tmp = meta.with_name(".sweep.json.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, meta)
+    _write_meta(meta, {"digest": digest, "started": started, "spec": spec.to_dict()})
     return started
 
 
@@ -141,8 +171,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None
     out = Path(out)
     base, points = build_points(spec)  # every point validated before any game runs
     progress = progress or NoProgress()
-    started = _open_dataset(out, spec, rules_to_toml(base), force,
-                            [lineup_hash(p.lineup) for p in points])
+    started = _open_dataset(out, spec, rules_hash(base), force, points)
     todo = [p for p in points if not _finished(out, p.index)]
     if echo:
         echo(describe(spec, points))
@@ -166,7 +195,6 @@ def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None
 
 def combine(out: Path, spec: SweepSpec, points: list[Point], started: str):
     """The dataset's three tables from its finished points."""
-    frames = []
     prov = {**base_provenance(started), "kind": "sweep", "seed": spec.seed,
             "games": spec.games if spec.ci_width is None else None,
             "sweep_spec": spec.to_dict(),
@@ -175,10 +203,22 @@ def combine(out: Path, spec: SweepSpec, points: list[Point], started: str):
                         "lineup_hash": lineup_hash(p.lineup),
                         "rules_hash": rules_hash(p.rules)} for p in points],
             "rules_toml": {str(p.index): rules_to_toml(p.rules, comments=False) for p in points}}
-    for t in TABLES:
-        parts = [pd.read_parquet(_point_dir(out, p.index) / f"{t}.parquet") for p in points]
-        frames.append(pd.concat(parts, ignore_index=True))
+    parts: dict[str, list[pd.DataFrame]] = {t: [] for t in TABLES}
+    upgraded = []
+    for p in points:
+        got = {t: pd.read_parquet(_point_dir(out, p.index) / f"{t}.parquet") for t in TABLES}
+        # a point finished by an older version (a resumed dataset) gets today's columns
+        if upgrade_point_tables(got["win_rates"], got["outcomes"]):
+            upgraded.append(p.index)
+        for t in TABLES:
+            parts[t].append(got[t])
+    frames = [pd.concat(parts[t], ignore_index=True) for t in TABLES]
     tables = dict(zip(TABLES, frames, strict=True))
+    if upgraded:
+        prov["upgraded_points"] = {
+            "points": upgraded, "how": "written before stats version 2: Tango's intervals, "
+            "McNemar's p-values and the changed games recomputed from their recorded normal "
+            "intervals (exact: b and c follow from the mean and the half-width)"}
     # the comparisons of every point with its baseline, corrected for their number
     prov["multiple_comparisons"] = adjust_comparisons(tables["win_rates"], tables["outcomes"])
     for t, df in tables.items():
