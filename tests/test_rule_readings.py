@@ -348,7 +348,7 @@ def test_kernel_equals_reference_on_tied_tables_under_each_tiebreak():
         assert rec.winner == start
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_kernel_equals_reference_on_random_rules_under_the_other_readings(data):
     """Random valid rules (tests.strategies) with every one of these rules at a reading
