@@ -86,11 +86,12 @@ _FOG = _optional({"partial_fill": st.booleans(), "carry_over": st.booleans()})
 _MARKET = _optional({"purchase_labour": st.integers(1, 6), "wage": st.integers(0, 4)})
 _ACCUSATION = _optional({"point_weight": st.integers(0, 3),
                          "pay_per_accuser": st.integers(0, 5),
-                         "media_stacks": st.booleans()})
+                         "media_stacks": st.booleans(),
+                         "revealed_accusable": st.booleans()})  # R-A1/R-A5
 _SCORING = _optional({
     "capital_per_legacy": st.integers(1, 5),
     "collapse_min_capital": st.integers(0, 30),
-    "tiebreak_first_player": st.sampled_from(["last-round", "round-1"]),
+    "tiebreak_first_player": st.sampled_from(L.TIEBREAK_NAMES),  # D8
 })
 _AGENDAS = _sometimes({
     "steward_base": st.integers(-5, 12),
@@ -101,6 +102,7 @@ _AGENDAS = _sometimes({
     "accelerationist_per_heat_asset": st.integers(-2, 4),
     "accelerationist_other": st.integers(-6, 4),
 })
+_AGENDA_READINGS = _optional({"accelerationist_heat_own_only": st.booleans()})  # R-X1
 _BASE = st.integers(-4, 20)
 
 
@@ -134,6 +136,7 @@ def overrides_st(draw, players: int | None = None) -> dict:
         "thresholds": draw(st.lists(st.integers(start - 30, collapse + 30), min_size=0,
                                     max_size=L.MAX_TOKENS - start_flipped)),
         "penalty": draw(st.integers(0, 5)),
+        **draw(_optional({"flip_when": st.sampled_from(L.FLIP_NAMES)})),  # R-W3
     }
     o["jobs"] = draw(_JOBS)
     o["fog"] = draw(_FOG)
@@ -161,7 +164,7 @@ def overrides_st(draw, players: int | None = None) -> dict:
         **draw(_ACCUSATION),
     }
     o["scoring"] = draw(_SCORING)
-    o["agendas"] = draw(_AGENDAS)
+    o["agendas"] = {**draw(_AGENDAS), **draw(_AGENDA_READINGS)}
     # D2: this table's deck (the other sizes keep theirs, each larger than its table)
     o["decks"] = {f"p{n}": draw(_deck(n))}
     return o

@@ -221,8 +221,9 @@ def test_referee_agrees_every_decision_is_legal(inputs):
             assert d["amount"] == s_.free_works[d["dst"]] * rules.market.wage, ev  # R-V6
         elif ev.kind == "point":
             s, t = d["seat"], d["target"]
-            if t != -1:  # R-A1
+            if t != -1:  # R-A1 (R-A5; a revealed rival at all if revealed_accusable is off)
                 assert 0 <= t < n and t != s and not s_.revealed_accelerationist(t), ev
+                assert rules.accusation.revealed_accusable or not s_.revealed[t], ev
                 # R-A2 + D7
                 best, stacked = rules.accusation.point_weight, 0
                 for k, count in enumerate(s_.owned[s]):
@@ -419,9 +420,9 @@ def test_dial_by_round_is_the_dial_as_each_round_ended(inputs):
 @GAMES
 @given(inputs=game_inputs())
 def test_tokens_never_unflip(inputs):
-    """Each token flips at most once, only when the Dial has reached its threshold, and
-    after every world turn and reveal every token whose threshold was reached has flipped
-    (R-W3); tokens_flipped = start_flipped + flip events."""
+    """Each token flips at most once, only when the Dial has reached its threshold (or gone
+    above it, `tipping.flip_when = "crossing"`), and after every world turn and reveal every
+    such token has flipped (R-W3); tokens_flipped = start_flipped + flip events."""
     rules, *_ = inputs
     rec = play(inputs)
     R = rules_vector(rules, rules.players)
@@ -432,6 +433,11 @@ def test_tokens_never_unflip(inputs):
     assert len(tokens) == len(set(tokens))
     assert all(t >= rules.tipping.start_flipped for t in tokens)  # those start flipped
     assert rec.tokens_flipped == rules.tipping.start_flipped + len(flips)
+    crossing = rules.tipping.flip_when == "crossing"
+
+    def tips(dial, threshold):
+        return dial > threshold if crossing else dial >= threshold
+
     dial = rules.dial.start
     flipped = [t < rules.tipping.start_flipped for t in range(n_tokens)]
     for _r, step, evs in groups(rec):
@@ -440,11 +446,12 @@ def test_tokens_never_unflip(inputs):
                 dial = ev.data["dial"]
             elif ev.kind == "flip":
                 t = ev.data["token"]
-                assert not flipped[t] and dial >= thresholds[t] == ev.data["threshold"], ev
+                assert not flipped[t] and thresholds[t] == ev.data["threshold"], ev
+                assert tips(dial, thresholds[t]), ev
                 flipped[t] = True
         if step in ("world", "reveal"):
             for t in range(n_tokens):
-                assert flipped[t] or dial < thresholds[t], (_r, step, t)
+                assert flipped[t] or not tips(dial, thresholds[t]), (_r, step, t)
 
 
 def legacy_of(rules: Rules, rec: GameRecord, s: int) -> int:
@@ -462,7 +469,9 @@ def legacy_of(rules: Rules, rec: GameRecord, s: int) -> int:
     elif seat.agenda == "opportunist":
         bonus = g.opportunist_severe if band == "severe" else 0
     else:
-        heat = sum(c for k, c in seat.assets.items() if rules.assets[k].ppm > 0)
+        # R-X1: the Accelerationist's own heat assets, or the whole table's
+        holders = [seat] if g.accelerationist_heat_own_only else rec.seats
+        heat = sum(c for h in holders for k, c in h.assets.items() if rules.assets[k].ppm > 0)
         bonus = (g.accelerationist_extreme + g.accelerationist_per_heat_asset * heat
                  if band == "extreme" else g.accelerationist_other)
     return (seat.capital // rules.scoring.capital_per_legacy
@@ -470,13 +479,19 @@ def legacy_of(rules: Rules, rec: GameRecord, s: int) -> int:
             + seat.cool_open + seat.cool_masked - seat.burn_open - seat.burn_masked + bonus)
 
 
+def tiebreak_start(rules: Rules, rec: GameRecord) -> int:
+    """D8: the seat the tie-break order starts from."""
+    return {"last-round": rec.first_player_last, "round-1": rules.first_player,
+            "after-rotation": (rec.first_player_last + 1) % rules.players,
+            }[rules.scoring.tiebreak_first_player]
+
+
 def check_winner(rules: Rules, rec: GameRecord) -> None:
     """R-E3 (Collapse) or R-E4 (survival, D8 tie-breaks) give the recorded winner."""
     n = rules.players
     # the marker moves one seat clockwise after every round but the last played
     assert rec.first_player_last == (rules.first_player + rec.rounds_played - 1) % n
-    start = (rec.first_player_last if rules.scoring.tiebreak_first_player == "last-round"
-             else rules.first_player)
+    start = tiebreak_start(rules, rec)
     order = [(start + i) % n for i in range(n)]
     assert (rec.end == "survived") == (rec.band != "collapse")
     if rec.end == "survived":
@@ -534,13 +549,13 @@ def tied_inputs(draw):
 @given(inputs=tied_inputs())
 def test_D8_ties_go_to_the_earliest_in_order(inputs):
     """With everyone tied, the winner is the first player of the last round played (D8
-    default) or of round 1 (R-E3 Collapse: the earliest qualified in that order)."""
+    default), of round 1, or the seat after the last round's first player (R-E3 Collapse:
+    the earliest qualified in that order)."""
     rules, *_ = inputs
     rec = play(inputs)
     check_winner(rules, rec)
     n = rules.players
-    start = (rec.first_player_last if rules.scoring.tiebreak_first_player == "last-round"
-             else rules.first_player)
+    start = tiebreak_start(rules, rec)
     if rec.end == "survived" or rec.winner >= 0:
         assert rec.winner == start % n
 

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 
 from fbsim.errors import ConfigError
+from fbsim.game import layout as L
 from fbsim.rules import (
     Rules,
     load_rules,
@@ -165,7 +166,8 @@ def _changed_values(value, path: str):
     if isinstance(value, bool):
         return [not value]
     if isinstance(value, str):
-        return [c for c in ("last-round", "round-1") if c != value]
+        # a choice: the others of the fields with choices (the first valid one is used)
+        return [c for c in (*L.TIEBREAK_NAMES, *L.FLIP_NAMES) if c != value]
     if isinstance(value, float):
         return [value + 0.5, value - 0.5]
     if isinstance(value, int):

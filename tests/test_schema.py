@@ -153,6 +153,7 @@ def _old_rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
     for j, th in enumerate(t.thresholds):
         v[L.R_TOKEN_THRESHOLD + t.start_flipped + j] = th
     v[L.R_TOKEN_PENALTY] = t.penalty
+    v[L.R_FLIP_WHEN] = {"reaching": L.FLIP_REACHING, "crossing": L.FLIP_CROSSING}[t.flip_when]
     j = rules.jobs
     v[L.R_COOL_PPM] = j.cool_ppm
     v[L.R_BURN_PPM] = j.burn_ppm
@@ -170,10 +171,14 @@ def _old_rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
     v[L.R_POINT_WEIGHT] = rules.accusation.point_weight
     v[L.R_PAY_PER_ACCUSER] = rules.accusation.pay_per_accuser
     v[L.R_MEDIA_STACKS] = int(rules.accusation.media_stacks)
+    v[L.R_REVEALED_ACCUSABLE] = int(rules.accusation.revealed_accusable)
     s = rules.scoring
     v[L.R_CAPITAL_PER_LEGACY] = s.capital_per_legacy
     v[L.R_COLLAPSE_MIN_CAPITAL] = s.collapse_min_capital
-    v[L.R_TIEBREAK_LAST_ROUND] = int(s.tiebreak_first_player == "last-round")
+    v[L.R_TIEBREAK_FIRST_PLAYER] = {"last-round": L.TIEBREAK_LAST_ROUND,
+                                     "round-1": L.TIEBREAK_ROUND_1,
+                                     "after-rotation": L.TIEBREAK_AFTER_ROTATION,
+                                     }[s.tiebreak_first_player]
     g = rules.agendas
     v[L.R_STEWARD_BASE] = g.steward_base
     v[L.R_STEWARD_PER_STEP] = g.steward_per_step
@@ -181,6 +186,7 @@ def _old_rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
     v[L.R_OPPORTUNIST_SEVERE] = g.opportunist_severe
     v[L.R_ACCEL_EXTREME] = g.accelerationist_extreme
     v[L.R_ACCEL_PER_HEAT_ASSET] = g.accelerationist_per_heat_asset
+    v[L.R_ACCEL_HEAT_OWN_ONLY] = int(g.accelerationist_heat_own_only)
     v[L.R_ACCEL_OTHER] = g.accelerationist_other
     for a, c in enumerate(rules.decks.for_players(n).counts()):
         v[L.R_DECK + a] = c
@@ -244,15 +250,22 @@ def test_every_placed_field_reaches_its_slot(path):
     base = Rules()
     old = base
     for part in path.split("."):
-        old = getattr(old, part)
-    new = (not old) if isinstance(old, bool) else old + 1
+        owner, old = old, getattr(old, part)
+    if isinstance(old, str):  # a choice: the next one, packed as its index
+        choices = next(f for f in dataclasses.fields(owner) if f.name == part).metadata[
+            "choices"]
+        new = choices[(choices.index(old) + 1) % len(choices)]
+        code = choices.index(new)
+    else:
+        new = (not old) if isinstance(old, bool) else old + 1
+        code = int(new)
     v0, v1 = rules_vector(base), rules_vector(_replace(base, path, new))
     changed = set(np.flatnonzero(v0 != v1).tolist())
     # dial.start is also the threshold of the tokens flipped at setup (R-S1)
     also = set(range(L.R_TOKEN_THRESHOLD, L.R_TOKEN_THRESHOLD + L.MAX_TOKENS))
     assert L.R_FIELDS[path] in changed and changed - {L.R_FIELDS[path]} <= (
         also if path == "dial.start" else set())
-    assert v1[L.R_FIELDS[path]] == int(new)
+    assert v1[L.R_FIELDS[path]] == code
 
 
 @pytest.mark.parametrize("field", sorted(L.A_FIELDS))

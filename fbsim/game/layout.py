@@ -14,7 +14,7 @@ constants under numba. Bump ``LAYOUT_VERSION`` whenever an index changes.
 
 from __future__ import annotations
 
-LAYOUT_VERSION = 4
+LAYOUT_VERSION = 5  # 5: R_FLIP_WHEN, R_REVEALED_ACCUSABLE, R_ACCEL_HEAT_OWN_ONLY; D8 a mode
 
 MAX_PLAYERS = 6
 MAX_ROUNDS = 16
@@ -36,6 +36,18 @@ SEVERE = 1
 EXTREME = 2
 COLLAPSE = 3
 BAND_NAMES = ("warming", "severe", "extreme", "collapse")
+
+# R-W3: when a tipping token flips (`tipping.flip_when`, packed as the index of its choice)
+FLIP_REACHING = 0  # the Dial >= the threshold (the rules page)
+FLIP_CROSSING = 1  # the Dial > the threshold
+FLIP_NAMES = ("reaching", "crossing")
+
+# D8: whose order breaks end-of-game ties (`scoring.tiebreak_first_player`, packed as the
+# index of its choice)
+TIEBREAK_LAST_ROUND = 0  # the first player of the last round played
+TIEBREAK_ROUND_1 = 1  # the round-1 first player
+TIEBREAK_AFTER_ROTATION = 2  # the seat after the last round's first player
+TIEBREAK_NAMES = ("last-round", "round-1", "after-rotation")
 
 # How a game ended
 END_SURVIVED = 0
@@ -92,6 +104,7 @@ R_N_TOKENS = _take()
 R_TOKEN_THRESHOLD = _take(MAX_TOKENS)
 R_TOKEN_START_FLIPPED = _take(MAX_TOKENS)
 R_TOKEN_PENALTY = _take()
+R_FLIP_WHEN = _take()  # R-W3: FLIP_REACHING (>=) or FLIP_CROSSING (>)
 R_COOL_PPM = _take()
 R_BURN_PPM = _take()
 R_COOL_COST = _take()
@@ -107,15 +120,17 @@ R_ACCUSE_AFTER = _take(MAX_ROUNDS)  # 1 after round r (index r-1)
 R_POINT_WEIGHT = _take()
 R_PAY_PER_ACCUSER = _take()
 R_MEDIA_STACKS = _take()  # D7
+R_REVEALED_ACCUSABLE = _take()  # R-A1/R-A5: 1 = a revealed Steward/Opportunist is eligible
 R_CAPITAL_PER_LEGACY = _take()
 R_COLLAPSE_MIN_CAPITAL = _take()
-R_TIEBREAK_LAST_ROUND = _take()  # D8: 1 = first player of the last round, 0 = of round 1
+R_TIEBREAK_FIRST_PLAYER = _take()  # D8: TIEBREAK_LAST_ROUND, _ROUND_1 or _AFTER_ROTATION
 R_STEWARD_BASE = _take()
 R_STEWARD_PER_STEP = _take()
 R_STEWARD_STEP = _take()
 R_OPPORTUNIST_SEVERE = _take()
 R_ACCEL_EXTREME = _take()
 R_ACCEL_PER_HEAT_ASSET = _take()
+R_ACCEL_HEAT_OWN_ONLY = _take()  # R-X1: 1 = own heat assets count, 0 = the whole table's
 R_ACCEL_OTHER = _take()
 R_DECK = _take(N_AGENDAS)  # agenda deck for this table size (D2)
 R_N_KINDS = _take()
@@ -148,10 +163,10 @@ A_FIELDS = {
 R_SIZE = _take(0)
 
 # Where each scalar field of the rules (`fbsim.rules.Rules`, by dotted path) goes in the rules
-# vector; booleans as 0/1. `fbsim.rules.rules_vector` fills these and documents the few fields
-# packed otherwise (the table size, per-table-size tables, tokens, Accusation rounds, the
-# tie-break choice, the assets); a test checks that every field of the rules is one or the
-# other.
+# vector; booleans as 0/1, a choice as the index of its value among the field's choices.
+# `fbsim.rules.rules_vector` fills these and documents the few fields packed otherwise (the
+# table size, per-table-size tables, tokens, Accusation rounds, the assets); a test checks
+# that every field of the rules is one or the other.
 R_FIELDS = {
     "rounds": R_ROUNDS,
     "agents": R_AGENTS,
@@ -167,6 +182,7 @@ R_FIELDS = {
     "dial.floor_enabled": R_FLOOR_ENABLED,
     "dial.floor": R_FLOOR,
     "tipping.penalty": R_TOKEN_PENALTY,
+    "tipping.flip_when": R_FLIP_WHEN,
     "jobs.cool_ppm": R_COOL_PPM,
     "jobs.burn_ppm": R_BURN_PPM,
     "jobs.cool_cost": R_COOL_COST,
@@ -181,14 +197,17 @@ R_FIELDS = {
     "accusation.point_weight": R_POINT_WEIGHT,
     "accusation.pay_per_accuser": R_PAY_PER_ACCUSER,
     "accusation.media_stacks": R_MEDIA_STACKS,
+    "accusation.revealed_accusable": R_REVEALED_ACCUSABLE,
     "scoring.capital_per_legacy": R_CAPITAL_PER_LEGACY,
     "scoring.collapse_min_capital": R_COLLAPSE_MIN_CAPITAL,
+    "scoring.tiebreak_first_player": R_TIEBREAK_FIRST_PLAYER,
     "agendas.steward_base": R_STEWARD_BASE,
     "agendas.steward_per_step": R_STEWARD_PER_STEP,
     "agendas.steward_step": R_STEWARD_STEP,
     "agendas.opportunist_severe": R_OPPORTUNIST_SEVERE,
     "agendas.accelerationist_extreme": R_ACCEL_EXTREME,
     "agendas.accelerationist_per_heat_asset": R_ACCEL_PER_HEAT_ASSET,
+    "agendas.accelerationist_heat_own_only": R_ACCEL_HEAT_OWN_ONLY,
     "agendas.accelerationist_other": R_ACCEL_OTHER,
 }
 

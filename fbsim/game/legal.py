@@ -1,5 +1,6 @@
 """Legal moves: the rules a decision must keep (R-C1..R-C3, R-V6, R-A1), read from the rules
-vector and the deciding player's view. Both engines check bots' decisions with these."""
+vector and the deciding player's view. Both engines check bots' decisions with these, and
+decide with `accusable` who may be pointed at (the bots read it as V_ELIGIBLE)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,18 @@ def can_buy(R, V, slot):
     if V[L.V_MY_FREE_WORKS] < R[L.R_PURCHASE_LABOUR]:
         return False
     return V[L.V_MY_CAPITAL] >= asset_field(R, kind, L.A_PRICE)
+
+
+@shared
+def accusable(R, revealed_agenda):
+    """R-A1/R-A5: whether a rival whose revealed Agenda is `revealed_agenda` (-1: hidden) may
+    be pointed at. A revealed Accelerationist never; a revealed Steward or Opportunist unless
+    `accusation.revealed_accusable` is false. Both engines fill V_ELIGIBLE with this."""
+    if revealed_agenda < 0:
+        return True
+    if revealed_agenda == L.ACCELERATIONIST:
+        return False
+    return R[L.R_REVEALED_ACCUSABLE] == 1
 
 
 @shared

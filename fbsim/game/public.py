@@ -40,6 +40,16 @@ def table_asset_ppm(R, V):
 
 
 @shared
+def flips(R, dial, threshold):
+    """R-W3: whether the Dial at `dial` flips an unflipped token of this threshold: once it
+    reaches it (>=, `tipping.flip_when = "reaching"`) or only once it is above it (>,
+    "crossing")."""
+    if R[L.R_FLIP_WHEN] == L.FLIP_CROSSING:
+        return dial > threshold
+    return dial >= threshold
+
+
+@shared
 def project_world(R, V):
     """The Dial after the remaining world turns if nobody commits another chip.
 
@@ -61,11 +71,11 @@ def project_world(R, V):
     for r in range(V[L.V_ROUND], R[L.R_ROUNDS]):  # world turns of rounds round+1 .. last
         dial += R[L.R_BASELINE + r] + R[L.R_BASELINE_OFFSET]
         dial += n_flipped * R[L.R_TOKEN_PENALTY] + ppm
-        if dial >= lowest:  # some token flips: flip each one reached, find the next lowest
+        if flips(R, dial, lowest):  # some token flips: flip each one, find the next lowest
             lowest = NO_THRESHOLD
             for t in range(n_tokens):
                 if (flipped >> t) & 1 == 0:
-                    if dial >= R[L.R_TOKEN_THRESHOLD + t]:
+                    if flips(R, dial, R[L.R_TOKEN_THRESHOLD + t]):
                         flipped |= 1 << t
                         n_flipped += 1
                     elif R[L.R_TOKEN_THRESHOLD + t] < lowest:

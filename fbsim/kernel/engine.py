@@ -12,8 +12,8 @@ import numpy as np
 from numba import njit
 
 from fbsim.game import layout as L
-from fbsim.game.legal import can_buy, can_buy_any, commit_is_legal
-from fbsim.game.public import band_of, project_world
+from fbsim.game.legal import accusable, can_buy, can_buy_any, commit_is_legal
+from fbsim.game.public import band_of, flips, project_world
 from fbsim.game.record import (
     G_BAND,
     G_END,
@@ -214,9 +214,10 @@ def apply_floor(R, V):
 
 @jit
 def flip_tokens(R, V):
-    """R-W3: flip every unflipped token whose threshold is reached; never unflip."""
+    """R-W3: flip every unflipped token whose threshold is reached (or crossed, by
+    `tipping.flip_when`); never unflip."""
     for t in range(R[L.R_N_TOKENS]):
-        if V[L.V_FLIPPED + t] == 0 and V[L.V_DIAL] >= R[L.R_TOKEN_THRESHOLD + t]:
+        if V[L.V_FLIPPED + t] == 0 and flips(R, V[L.V_DIAL], R[L.R_TOKEN_THRESHOLD + t]):
             V[L.V_FLIPPED + t] = 1
 
 
@@ -417,7 +418,9 @@ def accusation(R, P, V, S, n, r, seed, game, T):
     for s in range(n):
         write_private(V, S, s, L.DP_ACCUSE)
         for t in range(n):
-            V[L.V_ELIGIBLE + t] = 1 if (t != s and not is_rev_accel(S, t)) else 0
+            # R-A1/R-A5 (V_REVEALED_AGENDA is -1 while hidden)
+            ok = t != s and accusable(R, V[L.V_REVEALED_AGENDA + t])
+            V[L.V_ELIGIBLE + t] = 1 if ok else 0
         bot = S[S_BOT + s]
         t = dispatch.accuse(bot, R, V, P[S[S_ENTRY + s]], seed, game, T)
         if CHECKED and t != -1 and (t < 0 or t >= n or V[L.V_ELIGIBLE + t] == 0):
@@ -502,10 +505,14 @@ def agenda_bonus(R, V, agenda, band, dial, s):
     if agenda == L.OPPORTUNIST:
         return R[L.R_OPPORTUNIST_SEVERE] if band == L.SEVERE else 0
     if band == L.EXTREME:
-        heat = 0
+        heat = 0  # assets with positive ppm
         for k in range(R[L.R_N_KINDS]):
             if afield(R, k, L.A_PPM) > 0:
-                heat += V[L.V_OWNED + s * L.MAX_KINDS + k]
+                if R[L.R_ACCEL_HEAT_OWN_ONLY] == 1:
+                    heat += V[L.V_OWNED + s * L.MAX_KINDS + k]
+                else:  # every one owned at the table counts
+                    for o in range(R[L.R_PLAYERS]):
+                        heat += V[L.V_OWNED + o * L.MAX_KINDS + k]
         return R[L.R_ACCEL_EXTREME] + R[L.R_ACCEL_PER_HEAT_ASSET] * heat
     return R[L.R_ACCEL_OTHER]
 
@@ -515,7 +522,13 @@ def score(R, V, S, n):
     """R-E3 or R-E4, tie-breaks by D8."""
     dial = V[L.V_DIAL]
     band = band_of(R, dial)
-    start = V[L.V_FIRST_PLAYER] if R[L.R_TIEBREAK_LAST_ROUND] == 1 else R[L.R_FIRST_PLAYER]
+    mode = R[L.R_TIEBREAK_FIRST_PLAYER]
+    if mode == L.TIEBREAK_ROUND_1:
+        start = R[L.R_FIRST_PLAYER]
+    elif mode == L.TIEBREAK_AFTER_ROTATION:  # the marker passed on once more at the end
+        start = seat_at(V[L.V_FIRST_PLAYER], 1, n)
+    else:  # TIEBREAK_LAST_ROUND
+        start = V[L.V_FIRST_PLAYER]
     winner = -1
     if band == L.COLLAPSE:
         best_cap = -1

@@ -15,8 +15,9 @@ import numpy as np
 
 from fbsim.errors import IllegalDecision
 from fbsim.game import layout as L
+from fbsim.game.legal import accusable
 from fbsim.game.lineup import Entry, Lineup
-from fbsim.game.public import band_of
+from fbsim.game.public import band_of, flips
 from fbsim.game.rng import shuffle_in_place
 from fbsim.policies import registry
 from fbsim.reference.record import GameRecord, make_record
@@ -154,13 +155,14 @@ def apply_floor(g: Game, step: str) -> None:
 
 
 def flip_tokens(g: Game, step: str) -> None:
-    """R-W3: every unflipped token whose threshold the Dial has reached flips, for good.
+    """R-W3: every unflipped token whose threshold the Dial has reached (or, with
+    `tipping.flip_when = "crossing"`, gone above) flips, for good.
 
     Its penalty first applies at the next world turn (it is counted there, not here).
     """
     for t, flipped in enumerate(g.flipped):
         threshold = int(g.R[L.R_TOKEN_THRESHOLD + t])
-        if not flipped and g.dial >= threshold:
+        if not flipped and flips(g.R, g.dial, threshold):
             g.flipped[t] = True
             g.log(step, "flip", token=t, threshold=threshold, dial=g.dial)
 
@@ -372,7 +374,7 @@ def accusation(g: Game, policies: list) -> None:
     for s in g.order():
         t = int(policies[s].accuse(R, views[s], g.seed, g.game_index))
         if t != -1 and (not 0 <= t < g.n or t == s
-                        or g.seats[t].is_revealed_accelerationist()):
+                        or not accusable(R, g.seats[t].public_agenda())):
             raise policies[s].illegal(f"points at seat {t}, who is not an eligible rival",
                                       g.round, s, "R-A1")
         points[s] = t
@@ -430,8 +432,11 @@ def end_round(g: Game) -> None:
 # ------------------------------------------------------------------------------ scoring
 
 
-def agenda_bonus(R: np.ndarray, agenda: int, band: int, dial: int, owned: list[int]) -> int:
-    """R-X1: the final band's bonus (survival only)."""
+def agenda_bonus(R: np.ndarray, agenda: int, band: int, dial: int, owned: list[int],
+                 table_owned: list[int] | None = None) -> int:
+    """R-X1: the final band's bonus (survival only). `owned`: the seat's assets per kind;
+    `table_owned`: everyone's (needed when `agendas.accelerationist_heat_own_only` is
+    false: then every heat asset at the table counts)."""
     if agenda == L.STEWARD:
         if band != L.WARMING:
             return 0
@@ -440,7 +445,8 @@ def agenda_bonus(R: np.ndarray, agenda: int, band: int, dial: int, owned: list[i
     if agenda == L.OPPORTUNIST:
         return int(R[L.R_OPPORTUNIST_SEVERE]) if band == L.SEVERE else 0
     if band == L.EXTREME:
-        heat = sum(c for k, c in enumerate(owned)
+        counts = owned if R[L.R_ACCEL_HEAT_OWN_ONLY] else table_owned
+        heat = sum(c for k, c in enumerate(counts)
                    if R[L.R_ASSET + k * L.ASSET_STRIDE + L.A_PPM] > 0)
         return int(R[L.R_ACCEL_EXTREME] + R[L.R_ACCEL_PER_HEAT_ASSET] * heat)
     return int(R[L.R_ACCEL_OTHER])
@@ -457,17 +463,24 @@ def legacy_of(g: Game, s: int, band: int) -> dict[str, int]:
         "assets": sum(c * int(R[L.R_ASSET + k * L.ASSET_STRIDE + field])
                       for k, c in enumerate(seat.owned)),
         "chips": seat.cool_total - seat.burn_total,
-        "agenda": agenda_bonus(R, seat.agenda, band, g.dial, seat.owned),
+        "agenda": agenda_bonus(R, seat.agenda, band, g.dial, seat.owned,
+                               [sum(o.owned[k] for o in g.seats)
+                                for k in range(len(seat.owned))]),
     }
     parts["total"] = sum(parts.values())
     return parts
 
 
 def tiebreak_order(g: Game) -> list[int]:
-    """D8: order from the first player of the last round played (or of round 1)."""
-    if g.R[L.R_TIEBREAK_LAST_ROUND]:
-        return g.order()
-    return g.order(int(g.R[L.R_FIRST_PLAYER]))
+    """D8: order from the first player of the last round played, of round 1, or from the
+    seat after the last round's first player (the marker passed on once more at the end),
+    by `scoring.tiebreak_first_player`."""
+    mode = g.R[L.R_TIEBREAK_FIRST_PLAYER]
+    if mode == L.TIEBREAK_ROUND_1:
+        return g.order(int(g.R[L.R_FIRST_PLAYER]))
+    if mode == L.TIEBREAK_AFTER_ROTATION:
+        return g.order((g.first_player + 1) % g.n)
+    return g.order()  # TIEBREAK_LAST_ROUND
 
 
 def score(g: Game) -> None:

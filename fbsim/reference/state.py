@@ -85,6 +85,10 @@ class Seat:
     def is_revealed_accelerationist(self) -> bool:
         return self.revealed and self.agenda == L.ACCELERATIONIST
 
+    def public_agenda(self) -> int:
+        """The Agenda as the table knows it: face up once revealed (R-A4), else -1."""
+        return self.agenda if self.revealed else -1
+
 
 @dataclass
 class Game:

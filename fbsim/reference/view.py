@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from fbsim.game import layout as L
+from fbsim.game.legal import accusable
 from fbsim.game.public import project_world, table_asset_ppm
 from fbsim.reference.state import Game
 
@@ -63,8 +64,9 @@ def player_view(g: Game, seat: int, decision: int, accusers: int = 0,
     V[L.V_SEAT] = seat
     if decision == L.DP_ACCUSE:
         for s, other in enumerate(g.seats):
-            # R-A1: any other player who is not a revealed Accelerationist
-            V[L.V_ELIGIBLE + s] = int(s != seat and not other.is_revealed_accelerationist())
+            # R-A1/R-A5: any other player who is not a revealed Accelerationist (nor, with
+            # accusation.revealed_accusable false, revealed at all)
+            V[L.V_ELIGIBLE + s] = int(s != seat and accusable(g.R, other.public_agenda()))
     V[L.V_ACCUSERS] = accusers
     V[L.V_CORNER_COST] = corner_cost
     # R-I2: the decider's own hidden state

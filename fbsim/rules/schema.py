@@ -16,9 +16,13 @@ RULES_VERSION = 2  # 2: bot parameters left the rules (they belong to the lineup
 
 
 def F(default: Any, help: str, lo: float | None = None, hi: float | None = None,
-      choices: tuple[str, ...] | None = None):
-    """A rules field: default, one-line help (printed by `fbsim rules`) and its valid range."""
-    meta = {"help": help, "lo": lo, "hi": hi, "choices": choices}
+      choices: tuple[str, ...] | None = None, omit_default: bool = False):
+    """A rules field: default, one-line help (printed by `fbsim rules`) and its valid range.
+
+    `omit_default`: a field added after rule sets were hashed into published results; the
+    canonical form (and so `rules_hash`) leaves it out while it holds its default, so that
+    every rule set that does not change it keeps the hash it had before the field existed."""
+    meta = {"help": help, "lo": lo, "hi": hi, "choices": choices, "omit_default": omit_default}
     if isinstance(default, (dict, list)) or is_dataclass(default):
         return field(default_factory=lambda d=default: _copy(d), metadata=meta)
     return field(default=default, metadata=meta)
@@ -52,8 +56,12 @@ class Tipping:
     start_flipped: int = F(1, "R-S1: tokens flipped at setup (Ice Loss), with no threshold",
                            0, None)
     thresholds: tuple[int, ...] = F((500, 550, 575),
-                                    "R-W3: readings (>=) that flip the other tokens, once")
+                                    "R-W3: readings that flip the other tokens, once")
     penalty: int = F(2, "R-W2: ppm each flipped token adds at every world turn")
+    flip_when: str = F("reaching", "R-W3: a token flips when the Dial reaches its threshold "
+                                   "('reaching', >=) or only once the Dial is above it "
+                                   "('crossing', >); Collapse (R-W4) and the bands (R-E2) "
+                                   "stay >=", choices=L.FLIP_NAMES, omit_default=True)
 
 
 @dataclass(frozen=True)
@@ -102,6 +110,10 @@ class Accusation:
                                 "hidden", 0, None)
     media_stacks: bool = F(False, "D7: false: several Media Houses still weigh 2 (the largest "
                                   "weight counts); true: their weights add up")
+    revealed_accusable: bool = F(True, "R-A1/R-A5: true: a revealed Steward or Opportunist "
+                                       "may still be pointed at (only a revealed "
+                                       "Accelerationist may not); false: no revealed player "
+                                       "may be", omit_default=True)
 
 
 @dataclass(frozen=True)
@@ -110,9 +122,12 @@ class Scoring:
     collapse_min_capital: int = F(10, "R-E3: Capital an Accelerationist needs to win a "
                                       "Collapse", 0, None)
     tiebreak_first_player: str = F("last-round", "D8: whose order breaks end-of-game ties: "
-                                                 "the first player of the last round "
-                                                 "played, or of round 1",
-                                   choices=("last-round", "round-1"))
+                                                 "the first player of the last round played "
+                                                 "('last-round'), of round 1 ('round-1'), or "
+                                                 "the seat after the last round's first "
+                                                 "player, the marker passed on once more at "
+                                                 "the end ('after-rotation')",
+                                   choices=L.TIEBREAK_NAMES)
 
 
 @dataclass(frozen=True)
@@ -124,6 +139,11 @@ class Agendas:
     accelerationist_extreme: int = F(4, "R-X1: Accelerationist bonus in Extreme")
     accelerationist_per_heat_asset: int = F(1, "R-X1: Accelerationist bonus per owned asset "
                                                "with positive ppm, in Extreme")
+    accelerationist_heat_own_only: bool = F(True, "R-X1: true: the Extreme bonus counts the "
+                                                  "assets with positive ppm that the "
+                                                  "Accelerationist owns; false: every one "
+                                                  "owned by anyone at the table",
+                                            omit_default=True)
     accelerationist_other: int = F(-2, "R-X1: Accelerationist bonus in any other survival "
                                        "band")
 
@@ -231,13 +251,32 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
+def _omit_defaults(obj: Any, d: dict) -> None:
+    """Drop from `d` (the dict form of dataclass `obj`) every `omit_default` field that holds
+    its default, at any depth."""
+    for f in fields(obj):
+        v = getattr(obj, f.name)
+        if f.metadata.get("omit_default") and v == f.default:
+            del d[f.name]
+        elif is_dataclass(v):
+            _omit_defaults(v, d[f.name])
+
+
 def _canonical(rules: Rules) -> str:
-    """The rules as canonical JSON: keys sorted, except the asset kinds, kept in order."""
+    """The rules as canonical JSON: keys sorted, except the asset kinds, kept in order.
+
+    Fields marked `omit_default` (readings added later: `tipping.flip_when`,
+    `accusation.revealed_accusable`, `agendas.accelerationist_heat_own_only`) are left out
+    while they hold their defaults, so that adding them changed the hash of no rule set."""
     d = to_dict(rules)
+    _omit_defaults(rules, d)
     d["assets"] = [[name, fields] for name, fields in d["assets"].items()]
     return json.dumps(d, sort_keys=True, separators=(",", ":"))
 
 
 def rules_hash(rules: Rules) -> str:
-    """A stable 16-hex-digit hash of the effective rules (identifies them in every output)."""
+    """A stable 16-hex-digit hash of the effective rules (identifies them in every output).
+
+    Fields added after results were published (`omit_default`, see `_canonical`) count only
+    when they differ from their defaults: rules that leave them alone hash as before."""
     return hashlib.sha256(_canonical(rules).encode()).hexdigest()[:16]

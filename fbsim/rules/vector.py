@@ -3,6 +3,7 @@ and the kernel read (indices `R_*` in `fbsim.game.layout`), derived from the rul
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -21,16 +22,22 @@ VECTOR_SPECIAL = {
                              "tokens flipped at setup come first, at the Dial's start (R-S1)",
     "tipping.thresholds": "R_TOKEN_THRESHOLD: after the tokens flipped at setup (R-W3)",
     "accusation.rounds": "R_ACCUSE_AFTER: 1 after each round listed (R-A1)",
-    "scoring.tiebreak_first_player": "R_TIEBREAK_LAST_ROUND: 1 for 'last-round' (D8)",
     "assets": "R_N_KINDS, then per kind in order a block at R_ASSET (layout.A_FIELDS)",
     "bots": "not in the vector: each bot has its own parameter vector",
 }
 
 
-def _field_at(obj: Any, path: str) -> Any:
-    for part in path.split("."):
+def _field_at(obj: Any, path: str) -> int:
+    """The vector's value of the field at `path`: a number, a boolean as 0/1, a choice as the
+    index of its value among the field's choices (`layout.TIEBREAK_*`, `layout.FLIP_*`)."""
+    *parents, name = path.split(".")
+    for part in parents:
         obj = getattr(obj, part)
-    return obj
+    value = getattr(obj, name)
+    if isinstance(value, str):
+        choices = next(f for f in fields(obj) if f.name == name).metadata["choices"]
+        return choices.index(value)
+    return int(value)
 
 
 def rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
@@ -39,7 +46,7 @@ def rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
     n = rules.players if players is None else players
     v = np.zeros(L.R_SIZE, dtype=np.int64)
     for path, i in L.R_FIELDS.items():
-        v[i] = int(_field_at(rules, path))
+        v[i] = _field_at(rules, path)
     v[L.R_PLAYERS] = n
     v[L.R_FIRST_PLAYER] = rules.first_player % n  # D9
     for r, b in enumerate(rules.baseline.for_players(n)):  # D1
@@ -55,7 +62,6 @@ def rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
         v[L.R_TOKEN_THRESHOLD + t.start_flipped + j] = th
     for a in rules.accusation.rounds:  # R-A1
         v[L.R_ACCUSE_AFTER + a - 1] = 1
-    v[L.R_TIEBREAK_LAST_ROUND] = int(rules.scoring.tiebreak_first_player == "last-round")
     v[L.R_N_KINDS] = len(rules.assets)
     for k, asset in enumerate(rules.assets.values()):
         base = L.R_ASSET + k * L.ASSET_STRIDE
