@@ -135,15 +135,17 @@ def hist_quantile(hist: np.ndarray, q: float, lo: int = 0) -> float:
     return float(lo + int(np.searchsorted(cum, target)))
 
 
+def _family(p) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p as floats, an all-NaN result, the indices of the tested p-values, smallest first)."""
+    p = np.asarray(p, dtype=float)
+    ok = np.flatnonzero(~np.isnan(p))
+    return p, np.full_like(p, np.nan), ok[np.argsort(p[ok], kind="stable")]
+
+
 def holm(p) -> np.ndarray:
     """Holm's step-down adjusted p-values (family-wise error over all of `p`; NaN left out of
     the family)."""
-    p = np.asarray(p, dtype=float)
-    out = np.full_like(p, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    if ok.size == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
+    p, out, order = _family(p)
     m = len(order)
     running = 0.0
     for rank, i in enumerate(order):
@@ -155,12 +157,7 @@ def holm(p) -> np.ndarray:
 def benjamini_hochberg(p) -> np.ndarray:
     """Benjamini-Hochberg adjusted p-values (false discovery rate over all of `p`; NaN left
     out of the family)."""
-    p = np.asarray(p, dtype=float)
-    out = np.full_like(p, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    if ok.size == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
+    p, out, order = _family(p)
     m = len(order)
     running = 1.0
     for rank in range(m - 1, -1, -1):
