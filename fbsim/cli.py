@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from fbsim.errors import FbsimError, UsageError, did_you_mean
+from fbsim.errors import FbsimError, Interrupted, UsageError, did_you_mean
 from fbsim.version import __version__
 
 app = typer.Typer(
@@ -792,20 +793,41 @@ def main_callback(
     pass
 
 
+RESUMABLE = {"sweep", "experiment", "exploit", "equilibrium", "tune", "report"}
+
+
+def _interruptible(name: str, callback):
+    """`callback` with Ctrl-C turned into `Interrupted` (typer would turn it into exit 0 when
+    called with standalone_mode=False, the way `main` calls it)."""
+
+    @functools.wraps(callback)
+    def run(*args, **kwargs):
+        try:
+            return callback(*args, **kwargs)
+        except KeyboardInterrupt:
+            raise Interrupted(name in RESUMABLE) from None
+
+    return run
+
+
+for _info in app.registered_commands:
+    _info.callback = _interruptible(_info.name or _info.callback.__name__, _info.callback)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: fbsim errors become one line on stderr and an exit code."""
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
+    except Interrupted as e:
+        print(f"fbsim: {e}", file=sys.stderr)
+        return e.exit_code
     except FbsimError as e:
         print(f"fbsim: error: {e}", file=sys.stderr)
         return e.exit_code
     except typer.Exit as e:
         return e.exit_code
-    except typer.Abort:
-        print("fbsim: aborted", file=sys.stderr)
-        return 130
-    except KeyboardInterrupt:
-        print("fbsim: interrupted", file=sys.stderr)
+    except (typer.Abort, KeyboardInterrupt):
+        print(f"fbsim: {Interrupted(False)}", file=sys.stderr)
         return 130
     except Exception as e:  # usage errors of the command-line parser
         show = getattr(e, "show", None)
@@ -813,7 +835,8 @@ def main(argv: list[str] | None = None) -> int:
             show()
             return e.exit_code
         raise
-    return 0
+    # typer returns the code of a typer.Exit (or 130 for a Ctrl-C outside a command)
+    return code if isinstance(code, int) else 0
 
 
 def entry() -> None:

@@ -1,0 +1,90 @@
+"""The command line under stress: Ctrl-C, concurrent runs into one folder, failed writes,
+players from the rules, and nonsense that used to pass silently."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fbsim.cli import main
+from fbsim.experiments.run.sweep import TABLES
+
+SPEC = 'games = 150000\nseed = 9\nplayers = [3, 4]\n[vary]\nmasks = "0..3"\n'
+ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _sweep_cmd(out: Path, spec: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "fbsim.cli", "sweep", str(spec), "--out", str(out), "-q",
+            *extra]
+
+
+def _bytes(out: Path) -> dict[str, bytes]:
+    return {t: (out / f"{t}.parquet").read_bytes() for t in TABLES}
+
+
+def _wait_for(cond, timeout: float = 120) -> None:
+    deadline = time.time() + timeout
+    while not cond():
+        if time.time() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.02)
+
+
+def _finished_points(out: Path) -> list[str]:
+    d = out / "points"
+    return sorted(p.name for p in d.iterdir() if not p.name.startswith(".")) if d.exists() \
+        else []
+
+
+@pytest.mark.slow
+def test_ctrl_c_exits_130_with_one_line_and_the_sweep_resumes_to_identical_bytes(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    clean = tmp_path / "clean"
+    subprocess.run(_sweep_cmd(clean, spec), env=ENV, check=True, capture_output=True)
+
+    out = tmp_path / "interrupted"
+    proc = subprocess.Popen(_sweep_cmd(out, spec, "--json"), env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: _finished_points(out))  # the first task's points are on disk
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert stderr.splitlines() == ["fbsim: interrupted; run the same command again to resume"]
+    assert stdout == ""
+    finished = _finished_points(out)
+    assert 1 <= len(finished) < 8
+    assert not (out / "win_rates.parquet").exists()
+
+    r = subprocess.run(_sweep_cmd(out, spec, "--json"), env=ENV, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["points_skipped"] == len(finished)
+    assert _bytes(out) == _bytes(clean)
+    assert not [p for p in (out / "points").iterdir() if p.name.startswith(".")]
+
+
+def test_ctrl_c_in_process_is_130_and_one_line(capsys, monkeypatch):
+    import fbsim.experiments.run.simulate as sim
+
+    def interrupted(**kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sim, "simulate", interrupted)
+    code, out, err = run(capsys, "simulate", "--games", "10", "-q")
+    assert code == 130 and out == ""
+    assert err.splitlines() == ["fbsim: interrupted"]
