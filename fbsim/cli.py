@@ -290,7 +290,9 @@ def _parent_exists(*paths: tuple[Path | None, str]) -> None:
              "--out writes every number as one tidy Parquet table; --records writes one row "
              "per game. Game G of seed S can be narrated with `fbsim replay --seed S --game G`.")
 def simulate_cmd(
-    players: Annotated[int, typer.Option(help="Table size, 3 to 6.", min=3, max=6)] = 4,
+    players: Annotated[int | None, typer.Option(
+        help="Table size, 3 to 6 (default: the rules' players, 4 unless a rules file or "
+             "--set names it).", min=3, max=6, show_default=False)] = None,
     games: Annotated[str, typer.Option(help="Number of games (1000000, 1e6 or 1_000_000).")
                      ] = "100000",
     lineup: Annotated[str | None, typer.Option(
@@ -383,7 +385,14 @@ def sweep_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
-    from fbsim.experiments.run.spec import SweepSpec, load_spec, parse_vary, players_list
+    from fbsim.experiments.run.spec import (
+        SweepSpec,
+        load_spec,
+        parse_vary,
+        players_list,
+        read_spec_file,
+        resolve_players,
+    )
     from fbsim.experiments.run.sweep import run_sweep
     from fbsim.rules import parse_set
 
@@ -411,6 +420,9 @@ def sweep_cmd(
     for item in baseline or []:
         k, v = parse_set(item)
         spec.baseline[k] = v
+    # players named by the rules file or --set (when no --players or spec file says others)
+    resolve_players(spec, players, spec_file is not None
+                    and "players" in read_spec_file(spec_file, "sweep spec")[0])
     if ci_width is not None:
         spec.ci_width = ci_width
     if min_games is not None:

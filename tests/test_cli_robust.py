@@ -88,3 +88,54 @@ def test_ctrl_c_in_process_is_130_and_one_line(capsys, monkeypatch):
     code, out, err = run(capsys, "simulate", "--games", "10", "-q")
     assert code == 130 and out == ""
     assert err.splitlines() == ["fbsim: interrupted"]
+
+
+# ------------------------------------------------------------- players from the rules
+
+
+def _players_of_simulation(capsys, *args) -> int:
+    code, out, err = run(capsys, "simulate", "--games", "200", "-q", "--json", *args)
+    assert code == 0, err
+    return json.loads(out)["outcomes"][0]["players"]
+
+
+def test_simulate_plays_the_players_of_the_rules_file_and_of_set(capsys, tmp_path):
+    f = tmp_path / "r.toml"
+    f.write_text("players = 3\n")
+    assert _players_of_simulation(capsys) == 4
+    assert _players_of_simulation(capsys, "--rules", f) == 3
+    assert _players_of_simulation(capsys, "--set", "players=5") == 5
+    assert _players_of_simulation(capsys, "--rules", f, "--players", "3") == 3
+
+
+def test_sweep_plays_the_players_of_set(capsys, tmp_path):
+    code, out, err = run(capsys, "sweep", "--vary", "masks=1,2", "--games", "200", "-q",
+                         "--json", "--set", "players=5", "--out", tmp_path / "s")
+    assert code == 0, err
+    import pandas as pd
+
+    assert set(pd.read_parquet(tmp_path / "s" / "outcomes.parquet")["players"]) == {5}
+
+
+@pytest.mark.parametrize("cmd", [
+    ["simulate", "--games", "100", "--players", "4"],
+    ["sweep", "--vary", "masks=1,2", "--games", "100", "--players", "3..4"],
+])
+def test_players_conflicting_with_the_rules_names_both(capsys, tmp_path, cmd):
+    f = tmp_path / "r.toml"
+    f.write_text("players = 5\n")
+    for extra in (["--rules", f], ["--set", "players=5"]):
+        code, out, err = run(capsys, *cmd, *extra, "--out", tmp_path / "o")
+        assert code == 2 and out == ""
+        (line,) = err.splitlines()
+        assert "--players" in line and "players = 5" in line
+        assert str(f) in line or "--set players=5" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.toml"]
+
+
+def test_a_sweep_spec_whose_players_conflict_with_its_rules(capsys, tmp_path):
+    (tmp_path / "r.toml").write_text("players = 5\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('rules = "r.toml"\nplayers = [3, 4]\ngames = 100\n[vary]\nmasks = [1, 2]\n')
+    code, _, err = run(capsys, "sweep", spec, "--out", tmp_path / "o")
+    assert code == 2 and len(err.splitlines()) == 1 and "players = 5" in err

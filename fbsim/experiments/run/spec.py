@@ -183,6 +183,38 @@ def players_list(raw: Any) -> list[int]:
     return values
 
 
+def named_players(spec: SweepSpec) -> tuple[int, str] | None:
+    """The table size the spec's rules file or `set` names, and where (None when neither
+    names one: the table sizes are then the spec's own)."""
+    n = base_rules(spec).players  # (a bad rules file fails here, with its own message)
+
+    def fail(message: str):
+        raise SpecError(f"rules file {spec.rules}: {message}")
+
+    if "players" in spec.set:
+        return n, f"--set players={spec.set['players']}"
+    if spec.rules is not None and "players" in read_toml(spec.rules, fail):
+        return n, f"the rules file {spec.rules}"
+    return None
+
+
+def resolve_players(spec: SweepSpec, flag: str | None, spec_named: bool = False) -> None:
+    """Set `spec.players` to the table size the rules name, unless `--players` (its text:
+    `flag`) or the spec file (`spec_named`) gives others: then the two must agree."""
+    named = named_players(spec)
+    if named is None:
+        return
+    n, source = named
+    if spec.players == [n]:
+        return
+    if flag is not None:
+        raise UsageError(f"--players {flag}: conflicts with players = {n} from {source}")
+    if spec_named:
+        raise SpecError(f"players: the spec's {spec.players} conflict with players = {n} "
+                        f"from {source}")
+    spec.players = [n]
+
+
 # ------------------------------------------------------------------------------ files
 
 
