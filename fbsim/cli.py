@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from fbsim.errors import FbsimError, Interrupted, UsageError, did_you_mean
+from fbsim.limits import MAX_GAMES, MAX_SEED
 from fbsim.version import __version__
 
 app = typer.Typer(
@@ -117,9 +118,10 @@ def replay_cmd(
     players: Annotated[str | None, typer.Option(
         help="Table size 3-6 (default: the rules' players), or a range like 3..6 to narrate "
              "one game per size.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the run (any integer >= 0).",
-                                      min=0)] = 0,
-    game: Annotated[int, typer.Option(help="Index of the game within the run.", min=0)] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the run.",
+                                      min=0, max=MAX_SEED)] = 0,
+    game: Annotated[int, typer.Option(help="Index of the game within the run.", min=0,
+                                      max=MAX_GAMES)] = 0,
     lineup: Annotated[str | None, typer.Option(
         help="Bots by Agenda, e.g. steward=steward,accelerationist=tunable:aim=560;greed=0.5 "
              "(a bot's parameters after ':', separated by ';'), one bot for all, or a "
@@ -272,7 +274,9 @@ def _games(text: str, flag: str = "--games") -> int:
             text.replace("_", ""))
     except ValueError:
         raise UsageError(f"{flag}: expected a number of games, got '{text}'") from None
-    if v < 1 or v != int(v):
+    if not 1 <= v <= MAX_GAMES:
+        raise UsageError(f"{flag}: expected 1 to {MAX_GAMES:.0e} games, got '{text}'")
+    if v != int(v):
         raise UsageError(f"{flag}: expected a whole number >= 1, got '{text}'")
     return int(v)
 
@@ -282,6 +286,12 @@ def _parent_exists(*paths: tuple[Path | None, str]) -> None:
     for path, flag in paths:
         if path is not None and not path.parent.exists():
             raise UsageError(f"{flag} {path}: folder {path.parent} does not exist")
+
+
+def _folder_ok(path: Path, flag: str) -> None:
+    """An output folder must not be an existing file (checked before anything is written)."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path}: exists and is not a folder")
 
 
 @app.command("simulate", help="Play many games of one table and print win rates with 95% "
@@ -302,7 +312,7 @@ def simulate_cmd(
     seat: Annotated[list[str] | None, typer.Option(
         help="Override one seat's bot: SEAT=BOT[:PARAM=VALUE,...], e.g. "
              "1=tunable:aim=520,greed=0.3. Repeatable.", metavar="SEAT=BOT")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the run.", min=0)] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the run.", min=0, max=MAX_SEED)] = 0,
     out: Annotated[Path | None, typer.Option(
         help="Write every reported number as a tidy Parquet table.", dir_okay=False)] = None,
     records: Annotated[Path | None, typer.Option(
@@ -355,7 +365,8 @@ def sweep_cmd(
     players: Annotated[str | None, typer.Option(help="Table sizes: 4, 3..6 or 3,5.")] = None,
     games: Annotated[str | None, typer.Option(help="Games per point (default 100000).")
                      ] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed (default 0).", min=0)] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed (default 0).", min=0,
+                                             max=MAX_SEED)] = None,
     lineup: Annotated[str | None, typer.Option(help="Bots by Agenda, as in simulate.")] = None,
     seat: Annotated[list[str] | None, typer.Option(
         help="Seat override SEAT=BOT for every point. Repeatable.", metavar="SEAT=BOT")] = None,
@@ -490,7 +501,8 @@ def report_cmd(
     games: Annotated[str, typer.Option(help="Games per table size (and per rules file).")
                      ] = "200000",
     seed: Annotated[int, typer.Option(help="Seed: game G of every table size and rules "
-                                           "file uses the same draws.", min=0)] = 0,
+                                           "file uses the same draws.", min=0,
+                                      max=MAX_SEED)] = 0,
     lineup: Annotated[str | None, typer.Option(
         help="Bots by Agenda, as in simulate (default: the default lineup).")] = None,
     out: Annotated[Path, typer.Option(help="The HTML page to write.", dir_okay=False)
@@ -506,6 +518,7 @@ def report_cmd(
 ):
     from fbsim.experiments.report.model import clear_resume, format_verdict, report
     from fbsim.experiments.report.page import write_report
+    from fbsim.experiments.run.lock import output_lock
 
     n = _games(games)
     sizes = [x for x in _players_range(players) if x is not None]
@@ -517,11 +530,13 @@ def report_cmd(
     # finished table sizes are kept beside the page until it is written: an interrupted
     # run, started again with the same inputs, skips them
     keep = out.parent / f".{out.stem}.parts"
-    rep = report(rules_file, against, n, sizes, seed, set_ or [], against_set or [], lineup,
-                 exploit, progress=_progress(quiet), resume=keep,
-                 echo=lambda m: typer.echo(m, err=True))
-    written = write_report(rep, out)
-    clear_resume(keep)
+    # one report into this page at a time (its lock file is beside the page)
+    with output_lock(out.parent, f".{out.stem}.lock"):
+        rep = report(rules_file, against, n, sizes, seed, set_ or [], against_set or [],
+                     lineup, exploit, progress=_progress(quiet), resume=keep,
+                     echo=lambda m: typer.echo(m, err=True))
+        written = write_report(rep, out)
+        clear_resume(keep)
     typer.echo(format_verdict(rep), nl=False)
     if screenshot is not None:
         from fbsim.experiments.report.browser import render
@@ -605,7 +620,7 @@ def exploit_cmd(
     population: Annotated[int, typer.Option(help="Candidates per generation.", min=2)] = 16,
     confirm_games: Annotated[str, typer.Option(
         help="Games of the confirmation on a fresh seed.")] = "200000",
-    seed: Annotated[int, typer.Option(help="Seed of the search.", min=0)] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the search.", min=0, max=MAX_SEED)] = 0,
     all_: Annotated[bool, typer.Option("--all", help="Every Agenda x table size.")] = False,
     out: Annotated[Path, typer.Option(help="Folder for the searches and tables.",
                                       file_okay=False)] = Path("out/exploit"),
@@ -621,6 +636,7 @@ def exploit_cmd(
 ):
     from fbsim.experiments.metrics.definitions import deck_share
     from fbsim.experiments.run.cluster import open_client
+    from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import now_iso
     from fbsim.experiments.search.exploit import exploit, format_result, run_all, write_result
     from fbsim.game import layout as L
@@ -646,7 +662,8 @@ def exploit_cmd(
           "seed": seed, "rules": None if rules_file is None else str(rules_file), "sets": sets,
           "force": force, "progress": _progress(quiet or as_json)}
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
-    with open_client(scheduler, workers) as (client, _threads):
+    _folder_ok(out, "--out")
+    with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         kw["client"] = client
         if all_:
             df = run_all(out, players=sizes, echo=echo, **kw)
@@ -678,7 +695,7 @@ def equilibrium_cmd(
     players: Annotated[str, typer.Option(help="Table sizes, e.g. 4, 3..6 or 3,5.")] = "3..6",
     out: Annotated[Path, typer.Option(help="Folder for the fields, summary and searches.",
                                       file_okay=False)] = Path("out/equilibrium"),
-    seed: Annotated[int, typer.Option(help="Seed of the search.", min=0)] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the search.", min=0, max=MAX_SEED)] = 0,
     cell_games: Annotated[str, typer.Option(
         help="Games per cell of the payoff table.")] = "20000",
     generations: Annotated[int, typer.Option(
@@ -706,6 +723,7 @@ def equilibrium_cmd(
     set_: SetOpt = None,
 ):
     from fbsim.experiments.run.cluster import open_client
+    from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.search.equilibrium import Budget, format_summary, run_equilibrium
     from fbsim.rules import parse_set
 
@@ -723,7 +741,8 @@ def equilibrium_cmd(
     for n in sizes:  # the rules must be valid before any game runs
         _rules(rules_file, set_, n, bots={})
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
-    with open_client(scheduler, workers) as (client, _threads):
+    _folder_ok(out, "--out")
+    with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
                               rules=None if rules_file is None else str(rules_file), sets=sets,
                               client=client, progress=_progress(quiet or as_json), echo=echo,
@@ -764,6 +783,7 @@ def tune_cmd(
     workers: WorkersOpt = None,
 ):
     from fbsim.experiments.run.cluster import open_client
+    from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import now_iso
     from fbsim.experiments.search.tune import ROBUST_FIELDS, load_tune_spec, tune, write_tune
 
@@ -774,10 +794,12 @@ def tune_cmd(
         spec.fields = list(dict.fromkeys([*(spec.fields or ROBUST_FIELDS), *(field or [])]))
     started = now_iso()
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
-    with open_client(scheduler, workers) as (client, _threads):
-        res = tune(spec, out, client=client, progress=_progress(quiet or as_json), echo=echo,
-                   force=force)
-    paths = write_tune(res, spec, out, started)
+    _folder_ok(out, "--out")
+    with output_lock(out):
+        with open_client(scheduler, workers) as (client, _threads):
+            res = tune(spec, out, client=client, progress=_progress(quiet or as_json),
+                       echo=echo, force=force)
+        paths = write_tune(res, spec, out, started)
     if as_json:
         typer.echo(res.ranked.to_json(orient="records", indent=1))
         return
@@ -826,27 +848,38 @@ for _info in app.registered_commands:
     _info.callback = _interruptible(_info.name or _info.callback.__name__, _info.callback)
 
 
+def _say(message: str) -> None:
+    """One line on stderr, whatever the message holds."""
+    print("fbsim: " + " ".join(str(message).split()), file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: fbsim errors become one line on stderr and an exit code."""
+    """Entry point: errors become one line on stderr and an exit code (2 for bad input, 130
+    for Ctrl-C), never a traceback."""
     try:
         code = app(args=argv, standalone_mode=False)
     except Interrupted as e:
-        print(f"fbsim: {e}", file=sys.stderr)
+        _say(str(e))
         return e.exit_code
     except FbsimError as e:
-        print(f"fbsim: error: {e}", file=sys.stderr)
+        _say(f"error: {e}")
         return e.exit_code
     except typer.Exit as e:
         return e.exit_code
     except (typer.Abort, KeyboardInterrupt):
-        print(f"fbsim: {Interrupted(False)}", file=sys.stderr)
+        _say(str(Interrupted(False)))
         return 130
-    except Exception as e:  # usage errors of the command-line parser
-        show = getattr(e, "show", None)
-        if callable(show) and isinstance(getattr(e, "exit_code", None), int):
-            show()
-            return e.exit_code
-        raise
+    except typer.TyperException as e:  # errors of the command-line parser: bad input
+        fmt = getattr(e, "format_message", None)
+        _say(f"error: {fmt() if callable(fmt) else e}")
+        return 2
+    except OSError as e:  # a file or folder that cannot be read or written
+        where = f"{e.filename}: " if e.filename is not None else "cannot read or write: "
+        _say(f"error: {where}{e.strerror or e}")
+        return 2
+    except (OverflowError, MemoryError) as e:
+        _say(f"error: a number too large: {e}")
+        return 2
     # typer returns the code of a typer.Exit (or 130 for a Ctrl-C outside a command)
     return code if isinstance(code, int) else 0
 

@@ -44,6 +44,7 @@ from typing import Any
 
 from fbsim.errors import ConfigError, FbsimError, UsageError, did_you_mean
 from fbsim.game.lineup import Lineup, merge_bot_params, parse_lineup, split_seat_items
+from fbsim.limits import MAX_GAMES, MAX_SEED
 from fbsim.rules import Rules, load_rules, nest, parse_set, rules_hash
 from fbsim.tomlfile import read_toml
 
@@ -218,12 +219,13 @@ def resolve_players(spec: SweepSpec, flag: str | None, spec_named: bool = False)
 # ------------------------------------------------------------------------------ files
 
 
-def int_field(doc: dict, key: str, lo: int, where: str) -> int:
+def int_field(doc: dict, key: str, lo: int, where: str, hi: int | None = None) -> int:
     v = doc[key]
+    hi = (MAX_SEED if key == "seed" else MAX_GAMES) if hi is None else hi
     if isinstance(v, float) and v.is_integer():
         v = int(v)
-    if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-        raise SpecError(f"{where}: {key}: expected an integer >= {lo}, got {v!r}")
+    if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+        raise SpecError(f"{where}: {key}: expected an integer from {lo} to {hi}, got {v!r}")
     return v
 
 
