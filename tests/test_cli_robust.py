@@ -139,3 +139,66 @@ def test_a_sweep_spec_whose_players_conflict_with_its_rules(capsys, tmp_path):
     spec.write_text('rules = "r.toml"\nplayers = [3, 4]\ngames = 100\n[vary]\nmasks = [1, 2]\n')
     code, _, err = run(capsys, "sweep", spec, "--out", tmp_path / "o")
     assert code == 2 and len(err.splitlines()) == 1 and "players = 5" in err
+
+
+# ------------------------------------------------------------------ one writer per folder
+
+
+def _holds_lock(path: Path) -> bool:
+    from filelock import FileLock, Timeout
+
+    if not path.exists():
+        return False
+    probe = FileLock(str(path), timeout=0)
+    try:
+        probe.acquire()
+    except Timeout:
+        return True
+    probe.release()
+    return False
+
+
+@pytest.mark.slow
+def test_a_second_sweep_into_a_busy_folder_fails_at_once(tmp_path):
+    from fbsim.experiments.run.lock import LOCK_NAME
+    from fbsim.experiments.run.sweep import load
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    other = tmp_path / "other.toml"
+    other.write_text(SPEC.replace("seed = 9", "seed = 10"))
+    out = tmp_path / "out"
+    first = subprocess.Popen(_sweep_cmd(out, spec), env=ENV, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: _holds_lock(out / LOCK_NAME))
+    # another sweep with --force (which would wipe the first one's points), and the same
+    # sweep again (which would write the same points twice)
+    for cmd in (_sweep_cmd(out, other, "--force"), _sweep_cmd(out, spec)):
+        t0 = time.time()
+        second = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2
+        (line,) = second.stderr.splitlines()
+        assert line.startswith(f"fbsim: error: {out}: another fbsim run is writing")
+        assert time.time() - t0 < 60  # it did not wait for the first one
+        assert first.poll() is None  # (the first was still running all along)
+    assert first.wait(timeout=300) == 0, first.stderr.read()
+    doc = json.loads((out / "sweep.json").read_text())
+    assert doc["spec"]["seed"] == 9
+    tables = load(out)
+    assert tables["outcomes"].attrs["provenance"]["seed"] == 9
+    assert len(tables["outcomes"]) == 8 == len(_finished_points(out))
+
+
+def test_the_lock_nests_in_a_process_and_excludes_another(tmp_path):
+    from fbsim.errors import UsageError
+    from fbsim.experiments.run import lock
+
+    with lock.output_lock(tmp_path / "d"), lock.output_lock(tmp_path / "d"):
+        code = subprocess.run(
+            [sys.executable, "-c", "from fbsim.experiments.run.lock import output_lock\n"
+             f"with output_lock({str(tmp_path / 'd')!r}): pass"],
+            capture_output=True, text=True).returncode
+        assert code != 0
+    with lock.output_lock(tmp_path / "d"):  # free again
+        pass
+    assert UsageError  # (the error type the command line turns into exit 2)
