@@ -202,3 +202,43 @@ def test_the_lock_nests_in_a_process_and_excludes_another(tmp_path):
     with lock.output_lock(tmp_path / "d"):  # free again
         pass
     assert UsageError  # (the error type the command line turns into exit 2)
+
+
+# ------------------------------------------------------------ the report's page and table
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else b"<dir>"
+            for p in sorted(folder.rglob("*"))}
+
+
+@pytest.mark.parametrize("failing", ["table", "page"])
+def test_a_failed_write_leaves_the_old_page_and_table_and_no_temporary(tmp_path, monkeypatch,
+                                                                       failing):
+    import errno
+
+    from fbsim.experiments.report import model as BR
+    from fbsim.experiments.report import page
+    from fbsim.experiments.run import provenance
+
+    old = BR.report(games=300, players=[4], exploit_dir=None)
+    new = BR.report(games=400, players=[4], exploit_dir=None)
+    html = tmp_path / "report.html"
+    assert page.write_report(old, html) == [html, tmp_path / "report.parquet"]
+    before = _snapshot(tmp_path)
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(args[1]))
+
+    if failing == "table":  # the second file: the page's temporary is already written
+        monkeypatch.setattr(provenance.pq, "write_table", full_disk)
+    else:
+        monkeypatch.setattr(Path, "write_text", lambda self, *a, **k: full_disk(None, self))
+    with pytest.raises(OSError):
+        page.write_report(new, html)
+    assert _snapshot(tmp_path) == before
+
+    monkeypatch.undo()
+    page.write_report(new, html)  # and a good write replaces both
+    assert provenance.read_provenance(tmp_path / "report.parquet")["games"] == 400
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.parquet"]
