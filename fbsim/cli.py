@@ -71,6 +71,8 @@ def _table_sizes(text: str) -> list[int]:
     for n in sizes:
         if not 3 <= n <= 6:
             raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
+    if len(set(sizes)) != len(sizes):
+        raise UsageError(f"--players: a table size is repeated in '{text}'")
     return sizes
 
 
@@ -331,6 +333,8 @@ def simulate_cmd(
 
     n = _games(games)
     _parent_exists((out, "--out"), (records, "--records"))
+    if out is not None and records is not None and out.resolve() == records.resolve():
+        raise UsageError(f"--records {records}: the same file as --out; give two paths")
     res = simulate(players=players, games=n, rules=rules_file, sets=set_ or [], lineup=lineup,
                    seats=seat or [], seed=seed, progress=_progress(quiet or as_json),
                    records=records, checked=True if checked else None)
@@ -400,7 +404,6 @@ def sweep_cmd(
         SweepSpec,
         load_spec,
         parse_vary,
-        players_list,
         read_spec_file,
         resolve_players,
     )
@@ -414,7 +417,7 @@ def sweep_cmd(
     if vary:
         spec.vary = {**spec.vary, **parse_vary(vary)}
     if players is not None:
-        spec.players = players_list(players)
+        spec.players = _table_sizes(players)
     if games is not None:
         spec.games = _games(games)
     if seed is not None:
@@ -590,6 +593,11 @@ def experiment_cmd(
     if field is not None and results == Path("results"):
         raise UsageError("--field: give another --results folder (results/ holds the "
                          "experiments of the default bots)")
+    if field is not None:  # (every table size of every experiment, before any game)
+        from fbsim.game.lineup import parse_lineup
+
+        for size in sorted({p for x in chosen for p in exps[x].spec(n or 1000).players}):
+            parse_lineup(field, players=size, flag="--field")
     with open_client(scheduler, workers) as (client, threads):
         for name in chosen:
             typer.echo(f"== {name}", err=True)
@@ -646,7 +654,7 @@ def exploit_cmd(
     sizes = _table_sizes(players)
     if field is not None:  # ("{players}" in a field file's path: each table size's file)
         for n in sizes:
-            parse_lineup(field, players=n)
+            parse_lineup(field, players=n, flag="--field")
     if not all_:
         if agenda is None:
             raise UsageError("--agenda: name an Agenda (or give --all)")

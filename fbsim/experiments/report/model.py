@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fbsim.errors import UsageError
+from fbsim.errors import ConfigError, UsageError
 from fbsim.experiments.metrics import balance as B
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso
@@ -56,14 +56,23 @@ class BalanceReport:
         return self.tables[0].old_rules is not None
 
 
-def _load(path, sets, players: int, flag: str, lineup: Lineup) -> tuple[Rules, Lineup]:
-    """The rules, and the lineup with their `bots.BOT.PARAM` values (a bot's parameters)."""
+def _load(path, sets, players: int, flag: str, lineup: Lineup, against_sets=()
+          ) -> tuple[Rules, Lineup]:
+    """The rules, and the lineup with their `bots.BOT.PARAM` values (a bot's parameters);
+    `against_sets` come last, and their errors name --against-set."""
     if path is not None and str(path) == "default" and not Path(path).exists():
         path = None  # `--against default`: the default rules
     if path is not None and not Path(path).is_file():
         raise UsageError(f"{flag} {path}: no such file")
     bots: dict = {}
-    rules = load_rules(path, list(sets), bots=bots, players=players)
+    try:
+        rules = load_rules(path, [*sets, *against_sets], bots=bots, players=players)
+    except ConfigError as e:
+        keys = [x.partition("=")[0].strip() for x in against_sets] + list(against_sets)
+        if e.source == "--set" and any(e.key == k or e.key.startswith(k + ".")
+                                       or k.startswith(e.key + ".") for k in keys):
+            raise ConfigError(e.key, e.message, "--against-set") from None
+        raise
     return rules, lineup.with_bot_params(bots)
 
 
@@ -91,7 +100,7 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     for n in players:  # every rules file validated before any game runs
         lu = parse_lineup(lineup, [], n)
         new, lu_new = _load(rules, sets, n, "--rules", lu)
-        old, lu_old = (_load(against, [*sets, *against_sets], n, "--against", lu) if compare
+        old, lu_old = (_load(against, sets, n, "--against", lu, against_sets) if compare
                        else (None, None))
         setups.append((n, new, old, (lu_new, lu_old)))
     progress = progress or NoProgress()

@@ -362,8 +362,16 @@ def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules,
     return Point(index, dict(coords), rules, lineup)
 
 
+def _same_value(a: Any, b: Any) -> bool:
+    """Equal as the spec means it: 1 and 1.0 alike, true and 1 not."""
+    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(
+            a, bool) and not isinstance(b, bool):
+        return a == b
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
 def _matches_baseline(coords: dict, wanted: dict) -> bool:
-    return all(json.dumps(coords.get(k)) == json.dumps(v) for k, v in wanted.items())
+    return all(_same_value(coords.get(k), v) for k, v in wanted.items())
 
 
 def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
@@ -386,13 +394,16 @@ def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
         if key not in varied:
             raise SpecError(f"baseline: {key}: not a varied parameter (varied: "
                             f"{', '.join(varied) or 'none'})")
+        values = list(dict.fromkeys(json.dumps(c.get(key)) for c in coords))
+        if not any(_same_value(c.get(key), spec.baseline[key]) for c in coords):
+            raise SpecError(f"baseline: {key}={json.dumps(spec.baseline[key])}: not among "
+                            f"the values swept ({', '.join(values)})")
     wanted = dict(spec.baseline)
     for key in varied:
         if key in wanted or key in ("lineup", "seat_bot"):
             continue
         default = _default_value(base, key, base_bots)
-        if default is not None and any(json.dumps(c.get(key)) == json.dumps(default)
-                                       for c in coords):
+        if default is not None and any(_same_value(c.get(key), default) for c in coords):
             wanted[key] = default
     for pt in points:
         group = [q for q in points if q.players == pt.players]
