@@ -23,6 +23,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's plain help: typer's rich help shows `<bool>` beside every flag (even --help)
+    rich_markup_mode=None,
 )
 
 RulesOpt = Annotated[Path | None, typer.Option(

@@ -111,6 +111,10 @@ def simulate(players: int | None = None, games: int = 100_000, rules: str | Path
                     **base_provenance(started), "kind": "game records", "seed": seed,
                     "games": games, "lineup": point.lineup.describe(),
                     "lineup_hash": lineup_hash(point.lineup),
+                    # what each value of the `bot_<seat>` columns stands for, readable:
+                    # the lineup entry (its bot and parameters), by id
+                    "bot_entries": {str(i): e.text(",") for i, e in
+                                    enumerate(point.lineup.entries()) if e is not None},
                     "rules_hash": rules_hash(point.rules),
                     "rules_toml": rules_to_toml(point.rules, comments=False)})
             writer.write(table)
