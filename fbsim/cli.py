@@ -17,8 +17,9 @@ from fbsim.version import __version__
 app = typer.Typer(
     name="fbsim",
     help="Monte Carlo balance simulation for the board game Firebreak.\n\n"
-         "Every command takes --rules FILE.toml (a partial file overrides the defaults) and "
-         "--set path=value (e.g. --set masks=3 --set assets.refinery.price=5). "
+         "Every command but plot, experiment and tune takes --rules FILE.toml (a partial file "
+         "overrides the defaults) and --set path=value (e.g. --set masks=3 --set "
+         "assets.refinery.price=5). "
          "`fbsim rules` prints every key.",
     no_args_is_help=True,
     add_completion=False,
