@@ -289,8 +289,10 @@ def _games(text: str, flag: str = "--games") -> int:
 def _parent_exists(*paths: tuple[Path | None, str]) -> None:
     """Output files must go into an existing folder (checked before any game is played)."""
     for path, flag in paths:
-        if path is not None and not path.parent.exists():
-            raise UsageError(f"{flag} {path}: folder {path.parent} does not exist")
+        if path is not None and not path.parent.is_dir():
+            raise UsageError(f"{flag} {path}: folder {path.parent} does not exist" if not
+                             path.parent.exists() else f"{flag} {path}: {path.parent} is not "
+                             "a folder")
 
 
 def _folder_ok(path: Path, flag: str) -> None:
@@ -522,7 +524,7 @@ def report_cmd(
         dir_okay=False)] = None,
     quiet: QuietOpt = False,
 ):
-    from fbsim.experiments.report.model import clear_resume, format_verdict, report
+    from fbsim.experiments.report.model import check_inputs, clear_resume, format_verdict, report
     from fbsim.experiments.report.page import write_report
     from fbsim.experiments.run.lock import output_lock
 
@@ -535,6 +537,7 @@ def report_cmd(
         raise UsageError(f"--screenshot {screenshot}: expected a .png file")
     # finished table sizes are kept beside the page until it is written: an interrupted
     # run, started again with the same inputs, skips them
+    check_inputs(rules_file, against, n, sizes, set_ or [], against_set or [], lineup)
     keep = out.parent / f".{out.stem}.parts"
     # one report into this page at a time (its lock file is beside the page)
     with output_lock(out.parent, f".{out.stem}.lock"):

@@ -76,17 +76,10 @@ def _load(path, sets, players: int, flag: str, lineup: Lineup, against_sets=()
     return rules, lineup.with_bot_params(bots)
 
 
-def report(rules: str | Path | None = None, against: str | Path | None = None,
-           games: int = DEFAULT_GAMES, players=DEFAULT_PLAYERS, seed: int = 0,
-           sets=(), against_sets=(), lineup: str | None = None,
-           exploit_dir: str | Path | None = "results/exploit", progress=None,
-           resume: str | Path | None = None, echo=None) -> BalanceReport:
-    """Play `games` games per table size under `rules` (and, when `against` or
-    `against_sets` is given, under the old rules on the same games) and return the report's
-    tables. `sets` apply to both rules files; `against_sets` to the old rules only;
-    `against="default"` compares with the default rules. `resume`: a folder where each
-    finished table size is kept, so that an interrupted run with the same inputs picks up
-    where it stopped (`clear_resume` removes it)."""
+def check_inputs(rules=None, against=None, games: int = DEFAULT_GAMES,
+                 players=DEFAULT_PLAYERS, sets=(), against_sets=(), lineup=None) -> list:
+    """Every input of `report` validated (before any game runs, or any file is written):
+    per table size, (players, new rules, old rules or None, (new lineup, old lineup))."""
     if games < 2:
         raise UsageError("--games: at least 2 games per table size are needed for intervals")
     players = list(players)
@@ -103,6 +96,23 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
         old, lu_old = (_load(against, sets, n, "--against", lu, against_sets) if compare
                        else (None, None))
         setups.append((n, new, old, (lu_new, lu_old)))
+    return setups
+
+
+def report(rules: str | Path | None = None, against: str | Path | None = None,
+           games: int = DEFAULT_GAMES, players=DEFAULT_PLAYERS, seed: int = 0,
+           sets=(), against_sets=(), lineup: str | None = None,
+           exploit_dir: str | Path | None = "results/exploit", progress=None,
+           resume: str | Path | None = None, echo=None) -> BalanceReport:
+    """Play `games` games per table size under `rules` (and, when `against` or
+    `against_sets` is given, under the old rules on the same games) and return the report's
+    tables. `sets` apply to both rules files; `against_sets` to the old rules only;
+    `against="default"` compares with the default rules. `resume`: a folder where each
+    finished table size is kept, so that an interrupted run with the same inputs picks up
+    where it stopped (`clear_resume` removes it)."""
+    players = list(players)
+    setups = check_inputs(rules, against, games, players, sets, against_sets, lineup)
+    compare = against is not None or bool(against_sets)
     progress = progress or NoProgress()
     started = now_iso()
     frames, tables = [], []
