@@ -242,3 +242,93 @@ def test_a_failed_write_leaves_the_old_page_and_table_and_no_temporary(tmp_path,
     page.write_report(new, html)  # and a good write replaces both
     assert provenance.read_provenance(tmp_path / "report.parquet")["games"] == 400
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.parquet"]
+
+
+# ------------------------------------------------------- nonsense that used to pass silently
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["exploit", "--agenda", "steward", "--field", "bogus"], "--field:"),
+    (["experiment", "masks", "--field", "steward=bogus", "--results", "{tmp}/r"],
+     "--field steward:"),
+    (["report", "--against-set", "masks=-1", "--out", "{tmp}/r.html"], "--against-set:"),
+    (["sweep", "--players", "9", "--out", "{tmp}/s"], "--players:"),
+    (["sweep", "--vary", "masks=1,2", "--baseline", "masks=5", "--out", "{tmp}/s"],
+     "baseline: masks=5: not among the values swept (1, 2)"),
+    (["simulate", "--seat", "1=hoarder", "--seat", "1=steward"], "--seat 1: given twice"),
+    (["simulate", "--out", "{tmp}/a.parquet", "--records", "{tmp}/a.parquet"],
+     "the same file as --out"),
+])
+def test_errors_name_the_flag_typed(capsys, tmp_path, args, flag):
+    code, out, err = run(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert code == 2 and len(err.splitlines()) == 1 and flag in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_baseline_may_be_given_as_an_int_for_a_float_value(tmp_path):
+    from fbsim.experiments.run.spec import SweepSpec, build_points
+
+    spec = SweepSpec(vary={"bots.fog-grabber.greed": [0.0, 0.5, 1.0]},
+                     baseline={"bots.fog-grabber.greed": 1})
+    _, points = build_points(spec)
+    assert {p.baseline for p in points} == {2}
+
+
+def test_records_name_the_lineup_entry_of_each_bot_id(capsys, tmp_path):
+    import pandas as pd
+
+    from fbsim.experiments.run.provenance import read_provenance
+
+    rec = tmp_path / "r.parquet"
+    code, _, err = run(capsys, "simulate", "--games", "300", "-q", "--records", rec,
+                       "--seat", "1=tunable:aim=520,greed=0.3")
+    assert code == 0, err
+    entries = read_provenance(rec)["bot_entries"]
+    ids = pd.read_parquet(rec)["bot_1"].unique()
+    assert [entries[str(i)] for i in ids] == ["tunable:aim=520,greed=0.3"]
+    assert set(entries.values()) >= {"steward", "opportunist", "fog-grabber"}
+
+
+@pytest.mark.parametrize("cmd", ["sweep", "simulate", "report", "replay", "bench", "rules"])
+def test_help_shows_flags_without_a_type(capsys, cmd):
+    code, out, _ = run(capsys, cmd, "--help")
+    assert code == 0 and out.startswith("Usage: ") and "--help" in out
+    assert "<bool>" not in out
+
+
+def test_a_scheduler_elsewhere_is_warned_about_in_one_line(monkeypatch, capsys):
+    import distributed
+
+    from fbsim.experiments.run.cluster import open_client
+
+    class FakeClient:
+        def __init__(self, address, timeout):
+            self.address = address
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(distributed, "Client", FakeClient)
+    for address, warned in (("tcp://127.0.0.1:8786", False), ("localhost:8786", False),
+                            ("tcp://10.0.0.5:8786", True)):
+        with open_client(address) as (client, _):
+            assert client.address == address
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == int(warned)
+        assert not warned or err.startswith("fbsim: warning: --scheduler tcp://10.0.0.5:8786")
+
+
+@pytest.mark.parametrize("error", [PermissionError(13, "Permission denied"),
+                                   OSError(28, "No space left on device")])
+def test_a_failed_write_is_one_line_naming_the_file(capsys, tmp_path, monkeypatch, error):
+    import fbsim.experiments.run.simulate as sim
+
+    target = tmp_path / "m.parquet"
+
+    def failing(df, path, provenance):
+        raise type(error)(error.errno, error.strerror, str(path))
+
+    monkeypatch.setattr(sim, "write_table", failing)
+    code, _, err = run(capsys, "simulate", "--games", "200", "-q", "--out", target)
+    assert code == 2
+    assert err.splitlines() == [f"fbsim: error: {target}: {error.strerror}"]
