@@ -799,7 +799,13 @@ def tune_cmd(
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import now_iso
-    from fbsim.experiments.search.tune import ROBUST_FIELDS, load_tune_spec, tune, write_tune
+    from fbsim.experiments.search.tune import (
+        ROBUST_FIELDS,
+        check_tune_spec,
+        load_tune_spec,
+        tune,
+        write_tune,
+    )
 
     spec = load_tune_spec(target)
     if field and not robust:
@@ -808,6 +814,7 @@ def tune_cmd(
         spec.fields = list(dict.fromkeys([*(spec.fields or ROBUST_FIELDS), *(field or [])]))
     started = now_iso()
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
+    check_tune_spec(spec)
     _folder_ok(out, "--out")
     with output_lock(out):
         with open_client(scheduler, workers) as (client, _threads):
