@@ -132,6 +132,9 @@ def parse_values(key: str, raw: Any) -> list[Any]:
         lo_text, _, hi_text = body.partition("..")
         lo, hi = _number(lo_text.strip(), key), _number(hi_text.strip(), key)
         step = _number(step_text.strip(), key) if step_text else 1
+        if not all(abs(x) < 1e15 for x in (lo, hi, step)):  # (inf and nan fail too)
+            raise SpecError(f"{key}: the range '{raw}' needs ends and a step of at most "
+                            "1e15 in size")
         if step <= 0:
             raise SpecError(f"{key}: the step of '{raw}' must be > 0")
         if hi < lo:
