@@ -63,7 +63,8 @@ def _players_range(text: str | None) -> list[int | None]:
             if lo > hi:
                 raise ValueError
             if lo < 3 or hi > 6:  # (before a range of a huge number of sizes is made)
-                raise UsageError(f"--players: table sizes are 3 to 6, got '{text}'")
+                raise UsageError(f"--players: table sizes are 3 to 6, got "
+                                 f"{lo if lo < 3 else hi}")
             return list(range(lo, hi + 1))
         return [int(x) for x in text.split(",")]
     except ValueError:
