@@ -376,7 +376,8 @@ def sweep_rates(players, games: int, workers: int, scheduler: str | None = None,
     """Games per second of a one-point sweep (the sweep path: records, pairing, tables)
     in-process and through a Dask cluster (a new local one of `workers` processes, or the
     one at `scheduler`), measured one after the other on the same spec."""
-    from fbsim.experiments.run.cluster import default_task_games, open_client, prepare
+    from fbsim.experiments.run.cluster import open_client, prepare
+    from fbsim.experiments.run.runner import default_task_games
     from fbsim.experiments.run.spec import SweepSpec
     from fbsim.experiments.run.sweep import run_sweep, same_tables
     from fbsim.rules import parse_set

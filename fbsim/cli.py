@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -9,18 +10,22 @@ from typing import Annotated
 
 import typer
 
-from fbsim.errors import FbsimError, UsageError, did_you_mean
+from fbsim.errors import FbsimError, Interrupted, UsageError, did_you_mean
+from fbsim.limits import MAX_GAMES, MAX_SEED
 from fbsim.version import __version__
 
 app = typer.Typer(
     name="fbsim",
     help="Monte Carlo balance simulation for the board game Firebreak.\n\n"
-         "Every command takes --rules FILE.toml (a partial file overrides the defaults) and "
-         "--set path=value (e.g. --set masks=3 --set assets.refinery.price=5). "
+         "Every command but plot, experiment and tune takes --rules FILE.toml (a partial file "
+         "overrides the defaults) and --set path=value (e.g. --set masks=3 --set "
+         "assets.refinery.price=5). "
          "`fbsim rules` prints every key.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's plain help: typer's rich help shows `<bool>` beside every flag (even --help)
+    rich_markup_mode=None,
 )
 
 RulesOpt = Annotated[Path | None, typer.Option(
@@ -57,6 +62,9 @@ def _players_range(text: str | None) -> list[int | None]:
             lo, hi = (int(x) for x in text.split("..", 1))
             if lo > hi:
                 raise ValueError
+            if lo < 3 or hi > 6:  # (before a range of a huge number of sizes is made)
+                raise UsageError(f"--players: table sizes are 3 to 6, got "
+                                 f"{lo if lo < 3 else hi}")
             return list(range(lo, hi + 1))
         return [int(x) for x in text.split(",")]
     except ValueError:
@@ -69,6 +77,8 @@ def _table_sizes(text: str) -> list[int]:
     for n in sizes:
         if not 3 <= n <= 6:
             raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
+    if len(set(sizes)) != len(sizes):
+        raise UsageError(f"--players: a table size is repeated in '{text}'")
     return sizes
 
 
@@ -116,9 +126,10 @@ def replay_cmd(
     players: Annotated[str | None, typer.Option(
         help="Table size 3-6 (default: the rules' players), or a range like 3..6 to narrate "
              "one game per size.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the run (any integer >= 0).",
-                                      min=0)] = 0,
-    game: Annotated[int, typer.Option(help="Index of the game within the run.", min=0)] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the run.",
+                                      min=0, max=MAX_SEED)] = 0,
+    game: Annotated[int, typer.Option(help="Index of the game within the run.", min=0,
+                                      max=MAX_GAMES)] = 0,
     lineup: Annotated[str | None, typer.Option(
         help="Bots by Agenda, e.g. steward=steward,accelerationist=tunable:aim=560;greed=0.5 "
              "(a bot's parameters after ':', separated by ';'), one bot for all, or a "
@@ -271,7 +282,9 @@ def _games(text: str, flag: str = "--games") -> int:
             text.replace("_", ""))
     except ValueError:
         raise UsageError(f"{flag}: expected a number of games, got '{text}'") from None
-    if v < 1 or v != int(v):
+    if not 1 <= v <= MAX_GAMES:
+        raise UsageError(f"{flag}: expected 1 to {MAX_GAMES:.0e} games, got '{text}'")
+    if v != int(v):
         raise UsageError(f"{flag}: expected a whole number >= 1, got '{text}'")
     return int(v)
 
@@ -279,8 +292,16 @@ def _games(text: str, flag: str = "--games") -> int:
 def _parent_exists(*paths: tuple[Path | None, str]) -> None:
     """Output files must go into an existing folder (checked before any game is played)."""
     for path, flag in paths:
-        if path is not None and not path.parent.exists():
-            raise UsageError(f"{flag} {path}: folder {path.parent} does not exist")
+        if path is not None and not path.parent.is_dir():
+            raise UsageError(f"{flag} {path}: folder {path.parent} does not exist" if not
+                             path.parent.exists() else f"{flag} {path}: {path.parent} is not "
+                             "a folder")
+
+
+def _folder_ok(path: Path, flag: str) -> None:
+    """An output folder must not be an existing file (checked before anything is written)."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path}: exists and is not a folder")
 
 
 @app.command("simulate", help="Play many games of one table and print win rates with 95% "
@@ -289,7 +310,9 @@ def _parent_exists(*paths: tuple[Path | None, str]) -> None:
              "--out writes every number as one tidy Parquet table; --records writes one row "
              "per game. Game G of seed S can be narrated with `fbsim replay --seed S --game G`.")
 def simulate_cmd(
-    players: Annotated[int, typer.Option(help="Table size, 3 to 6.", min=3, max=6)] = 4,
+    players: Annotated[int | None, typer.Option(
+        help="Table size, 3 to 6 (default: the rules' players, 4 unless a rules file or "
+             "--set names it).", min=3, max=6, show_default=False)] = None,
     games: Annotated[str, typer.Option(help="Number of games (1000000, 1e6 or 1_000_000).")
                      ] = "100000",
     lineup: Annotated[str | None, typer.Option(
@@ -299,7 +322,7 @@ def simulate_cmd(
     seat: Annotated[list[str] | None, typer.Option(
         help="Override one seat's bot: SEAT=BOT[:PARAM=VALUE,...], e.g. "
              "1=tunable:aim=520,greed=0.3. Repeatable.", metavar="SEAT=BOT")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the run.", min=0)] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the run.", min=0, max=MAX_SEED)] = 0,
     out: Annotated[Path | None, typer.Option(
         help="Write every reported number as a tidy Parquet table.", dir_okay=False)] = None,
     records: Annotated[Path | None, typer.Option(
@@ -318,6 +341,8 @@ def simulate_cmd(
 
     n = _games(games)
     _parent_exists((out, "--out"), (records, "--records"))
+    if out is not None and records is not None and out.resolve() == records.resolve():
+        raise UsageError(f"--records {records}: the same file as --out; give two paths")
     res = simulate(players=players, games=n, rules=rules_file, sets=set_ or [], lineup=lineup,
                    seats=seat or [], seed=seed, progress=_progress(quiet or as_json),
                    records=records, checked=True if checked else None)
@@ -352,7 +377,8 @@ def sweep_cmd(
     players: Annotated[str | None, typer.Option(help="Table sizes: 4, 3..6 or 3,5.")] = None,
     games: Annotated[str | None, typer.Option(help="Games per point (default 100000).")
                      ] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed (default 0).", min=0)] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed (default 0).", min=0,
+                                             max=MAX_SEED)] = None,
     lineup: Annotated[str | None, typer.Option(help="Bots by Agenda, as in simulate.")] = None,
     seat: Annotated[list[str] | None, typer.Option(
         help="Seat override SEAT=BOT for every point. Repeatable.", metavar="SEAT=BOT")] = None,
@@ -382,7 +408,13 @@ def sweep_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
-    from fbsim.experiments.run.spec import SweepSpec, load_spec, parse_vary, players_list
+    from fbsim.experiments.run.spec import (
+        SweepSpec,
+        load_spec,
+        parse_vary,
+        read_spec_file,
+        resolve_players,
+    )
     from fbsim.experiments.run.sweep import run_sweep
     from fbsim.rules import parse_set
 
@@ -393,7 +425,7 @@ def sweep_cmd(
     if vary:
         spec.vary = {**spec.vary, **parse_vary(vary)}
     if players is not None:
-        spec.players = players_list(players)
+        spec.players = _table_sizes(players)
     if games is not None:
         spec.games = _games(games)
     if seed is not None:
@@ -410,6 +442,9 @@ def sweep_cmd(
     for item in baseline or []:
         k, v = parse_set(item)
         spec.baseline[k] = v
+    # players named by the rules file or --set (when no --players or spec file says others)
+    resolve_players(spec, players, spec_file is not None
+                    and "players" in read_spec_file(spec_file, "sweep spec")[0])
     if ci_width is not None:
         spec.ci_width = ci_width
     if min_games is not None:
@@ -478,7 +513,8 @@ def report_cmd(
     games: Annotated[str, typer.Option(help="Games per table size (and per rules file).")
                      ] = "200000",
     seed: Annotated[int, typer.Option(help="Seed: game G of every table size and rules "
-                                           "file uses the same draws.", min=0)] = 0,
+                                           "file uses the same draws.", min=0,
+                                      max=MAX_SEED)] = 0,
     lineup: Annotated[str | None, typer.Option(
         help="Bots by Agenda, as in simulate (default: the default lineup).")] = None,
     out: Annotated[Path, typer.Option(help="The HTML page to write.", dir_okay=False)
@@ -492,8 +528,9 @@ def report_cmd(
         dir_okay=False)] = None,
     quiet: QuietOpt = False,
 ):
-    from fbsim.experiments.report.model import clear_resume, format_verdict, report
+    from fbsim.experiments.report.model import check_inputs, clear_resume, format_verdict, report
     from fbsim.experiments.report.page import write_report
+    from fbsim.experiments.run.lock import output_lock
 
     n = _games(games)
     sizes = [x for x in _players_range(players) if x is not None]
@@ -504,12 +541,15 @@ def report_cmd(
         raise UsageError(f"--screenshot {screenshot}: expected a .png file")
     # finished table sizes are kept beside the page until it is written: an interrupted
     # run, started again with the same inputs, skips them
+    check_inputs(rules_file, against, n, sizes, set_ or [], against_set or [], lineup)
     keep = out.parent / f".{out.stem}.parts"
-    rep = report(rules_file, against, n, sizes, seed, set_ or [], against_set or [], lineup,
-                 exploit, progress=_progress(quiet), resume=keep,
-                 echo=lambda m: typer.echo(m, err=True))
-    written = write_report(rep, out)
-    clear_resume(keep)
+    # one report into this page at a time (its lock file is beside the page)
+    with output_lock(out.parent, f".{out.stem}.lock"):
+        rep = report(rules_file, against, n, sizes, seed, set_ or [], against_set or [],
+                     lineup, exploit, progress=_progress(quiet), resume=keep,
+                     echo=lambda m: typer.echo(m, err=True))
+        written = write_report(rep, out)
+        clear_resume(keep)
     typer.echo(format_verdict(rep), nl=False)
     if screenshot is not None:
         from fbsim.experiments.report.browser import render
@@ -563,6 +603,11 @@ def experiment_cmd(
     if field is not None and results == Path("results"):
         raise UsageError("--field: give another --results folder (results/ holds the "
                          "experiments of the default bots)")
+    if field is not None:  # (every table size of every experiment, before any game)
+        from fbsim.game.lineup import parse_lineup
+
+        for size in sorted({p for x in chosen for p in exps[x].spec(n or 1000).players}):
+            parse_lineup(field, players=size, flag="--field")
     with open_client(scheduler, workers) as (client, threads):
         for name in chosen:
             typer.echo(f"== {name}", err=True)
@@ -593,7 +638,7 @@ def exploit_cmd(
     population: Annotated[int, typer.Option(help="Candidates per generation.", min=2)] = 16,
     confirm_games: Annotated[str, typer.Option(
         help="Games of the confirmation on a fresh seed.")] = "200000",
-    seed: Annotated[int, typer.Option(help="Seed of the search.", min=0)] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the search.", min=0, max=MAX_SEED)] = 0,
     all_: Annotated[bool, typer.Option("--all", help="Every Agenda x table size.")] = False,
     out: Annotated[Path, typer.Option(help="Folder for the searches and tables.",
                                       file_okay=False)] = Path("out/exploit"),
@@ -609,6 +654,7 @@ def exploit_cmd(
 ):
     from fbsim.experiments.metrics.definitions import deck_share
     from fbsim.experiments.run.cluster import open_client
+    from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import now_iso
     from fbsim.experiments.search.exploit import exploit, format_result, run_all, write_result
     from fbsim.game import layout as L
@@ -618,7 +664,7 @@ def exploit_cmd(
     sizes = _table_sizes(players)
     if field is not None:  # ("{players}" in a field file's path: each table size's file)
         for n in sizes:
-            parse_lineup(field, players=n)
+            parse_lineup(field, players=n, flag="--field")
     if not all_:
         if agenda is None:
             raise UsageError("--agenda: name an Agenda (or give --all)")
@@ -634,7 +680,8 @@ def exploit_cmd(
           "seed": seed, "rules": None if rules_file is None else str(rules_file), "sets": sets,
           "force": force, "progress": _progress(quiet or as_json)}
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
-    with open_client(scheduler, workers) as (client, _threads):
+    _folder_ok(out, "--out")
+    with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         kw["client"] = client
         if all_:
             df = run_all(out, players=sizes, echo=echo, **kw)
@@ -666,7 +713,7 @@ def equilibrium_cmd(
     players: Annotated[str, typer.Option(help="Table sizes, e.g. 4, 3..6 or 3,5.")] = "3..6",
     out: Annotated[Path, typer.Option(help="Folder for the fields, summary and searches.",
                                       file_okay=False)] = Path("out/equilibrium"),
-    seed: Annotated[int, typer.Option(help="Seed of the search.", min=0)] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the search.", min=0, max=MAX_SEED)] = 0,
     cell_games: Annotated[str, typer.Option(
         help="Games per cell of the payoff table.")] = "20000",
     generations: Annotated[int, typer.Option(
@@ -694,6 +741,7 @@ def equilibrium_cmd(
     set_: SetOpt = None,
 ):
     from fbsim.experiments.run.cluster import open_client
+    from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.search.equilibrium import Budget, format_summary, run_equilibrium
     from fbsim.rules import parse_set
 
@@ -711,7 +759,8 @@ def equilibrium_cmd(
     for n in sizes:  # the rules must be valid before any game runs
         _rules(rules_file, set_, n, bots={})
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
-    with open_client(scheduler, workers) as (client, _threads):
+    _folder_ok(out, "--out")
+    with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
                               rules=None if rules_file is None else str(rules_file), sets=sets,
                               client=client, progress=_progress(quiet or as_json), echo=echo,
@@ -754,8 +803,15 @@ def tune_cmd(
     workers: WorkersOpt = None,
 ):
     from fbsim.experiments.run.cluster import open_client
+    from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import now_iso
-    from fbsim.experiments.search.tune import ROBUST_FIELDS, load_tune_spec, tune, write_tune
+    from fbsim.experiments.search.tune import (
+        ROBUST_FIELDS,
+        check_tune_spec,
+        load_tune_spec,
+        tune,
+        write_tune,
+    )
 
     spec = load_tune_spec(target)
     if field and not robust:
@@ -764,10 +820,13 @@ def tune_cmd(
         spec.fields = list(dict.fromkeys([*(spec.fields or ROBUST_FIELDS), *(field or [])]))
     started = now_iso()
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
-    with open_client(scheduler, workers) as (client, _threads):
-        res = tune(spec, out, client=client, progress=_progress(quiet or as_json), echo=echo,
-                   force=force)
-    paths = write_tune(res, spec, out, started)
+    check_tune_spec(spec)
+    _folder_ok(out, "--out")
+    with output_lock(out):
+        with open_client(scheduler, workers) as (client, _threads):
+            res = tune(spec, out, client=client, progress=_progress(quiet or as_json),
+                       echo=echo, force=force)
+        paths = write_tune(res, spec, out, started)
     if as_json:
         typer.echo(res.ranked.to_json(orient="records", indent=1))
         return
@@ -797,28 +856,61 @@ def main_callback(
     pass
 
 
+RESUMABLE = {"sweep", "experiment", "exploit", "equilibrium", "tune", "report"}
+
+
+def _interruptible(name: str, callback):
+    """`callback` with Ctrl-C turned into `Interrupted` (typer would turn it into exit 0 when
+    called with standalone_mode=False, the way `main` calls it)."""
+
+    @functools.wraps(callback)
+    def run(*args, **kwargs):
+        try:
+            return callback(*args, **kwargs)
+        except KeyboardInterrupt:
+            raise Interrupted(name in RESUMABLE) from None
+
+    return run
+
+
+for _info in app.registered_commands:
+    _info.callback = _interruptible(_info.name or _info.callback.__name__, _info.callback)
+
+
+def _say(message: str) -> None:
+    """One line on stderr, whatever the message holds."""
+    print("fbsim: " + " ".join(str(message).split()), file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: fbsim errors become one line on stderr and an exit code."""
+    """Entry point: errors become one line on stderr and an exit code (2 for bad input, 130
+    for Ctrl-C), never a traceback."""
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
+    except Interrupted as e:
+        _say(str(e))
+        return e.exit_code
     except FbsimError as e:
-        print(f"fbsim: error: {e}", file=sys.stderr)
+        _say(f"error: {e}")
         return e.exit_code
     except typer.Exit as e:
         return e.exit_code
-    except typer.Abort:
-        print("fbsim: aborted", file=sys.stderr)
+    except (typer.Abort, KeyboardInterrupt):
+        _say(str(Interrupted(False)))
         return 130
-    except KeyboardInterrupt:
-        print("fbsim: interrupted", file=sys.stderr)
-        return 130
-    except Exception as e:  # usage errors of the command-line parser
-        show = getattr(e, "show", None)
-        if callable(show) and isinstance(getattr(e, "exit_code", None), int):
-            show()
-            return e.exit_code
-        raise
-    return 0
+    except typer.TyperException as e:  # errors of the command-line parser: bad input
+        fmt = getattr(e, "format_message", None)
+        _say(f"error: {fmt() if callable(fmt) else e}")
+        return 2
+    except OSError as e:  # a file or folder that cannot be read or written
+        where = f"{e.filename}: " if e.filename is not None else "cannot read or write: "
+        _say(f"error: {where}{e.strerror or e}")
+        return 2
+    except (OverflowError, MemoryError) as e:
+        _say(f"error: a number too large: {e}")
+        return 2
+    # typer returns the code of a typer.Exit (or 130 for a Ctrl-C outside a command)
+    return code if isinstance(code, int) else 0
 
 
 def entry() -> None:

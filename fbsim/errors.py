@@ -68,3 +68,14 @@ class UsageError(FbsimError):
     """Bad command-line input outside the rules (lineup, seat, ranges)."""
 
     exit_code = 2
+
+
+class Interrupted(FbsimError):
+    """Ctrl-C (SIGINT): the command stopped; a resumable one keeps what it finished."""
+
+    exit_code = 130
+
+    def __init__(self, resumable: bool = False):
+        self.resumable = resumable
+        super().__init__("interrupted; run the same command again to resume" if resumable
+                         else "interrupted")

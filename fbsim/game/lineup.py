@@ -268,10 +268,10 @@ def _is_file(text: str) -> bool:
 
 
 def parse_lineup(lineup: str | None = None, seats: list[str] | tuple[str, ...] = (),
-                 players: int | None = None) -> Lineup:
+                 players: int | None = None, flag: str = "--lineup") -> Lineup:
     """`--lineup` (Agenda items, one bot for all, or a lineup file) and `--seat` items.
     With `players`, "{players}" in the text stands for the table size
-    (`results/equilibrium/p{players}.toml`)."""
+    (`results/equilibrium/p{players}.toml`). Errors name `flag` (`--field`, say)."""
     by_agenda: dict[str, Entry] = {a: Entry.make(b) for a, b in DEFAULT_BY_AGENDA.items()}
     seat_map: dict[int, Entry] = {}
     hi = (players - 1) if players else L.MAX_PLAYERS - 1
@@ -283,24 +283,24 @@ def parse_lineup(lineup: str | None = None, seats: list[str] | tuple[str, ...] =
     elif lineup:
         items = [x.strip() for x in lineup.split(",") if x.strip()]
         if len(items) == 1 and "=" not in items[0].partition(":")[0]:
-            e = _parse(items[0], "--lineup")
+            e = _parse(items[0], flag)
             by_agenda = {a: e for a in by_agenda}
         else:
             seen = set()
             for item in items:
                 agenda, eq, text = (x.strip() for x in item.partition("="))
                 if not eq:
-                    raise UsageError(f"--lineup: expected AGENDA=BOT, got '{item}'")
+                    raise UsageError(f"{flag}: expected AGENDA=BOT, got '{item}'")
                 if agenda not in by_agenda:
-                    hint = (" (in --lineup, separate a bot's parameters with ';': "
+                    hint = (f" (in {flag}, separate a bot's parameters with ';': "
                             "accelerationist=tunable:aim=520;greed=0.3)"
                             if seen and ":" in items[items.index(item) - 1] else
                             f" (agendas: {', '.join(L.AGENDA_NAMES)})")
-                    raise UsageError(f"--lineup: unknown agenda '{agenda}'{hint}")
+                    raise UsageError(f"{flag}: unknown agenda '{agenda}'{hint}")
                 if agenda in seen:
-                    raise UsageError(f"--lineup {agenda}: given twice")
+                    raise UsageError(f"{flag} {agenda}: given twice")
                 seen.add(agenda)
-                by_agenda[agenda] = _parse(text, f"--lineup {agenda}")
+                by_agenda[agenda] = _parse(text, f"{flag} {agenda}")
     given_here: set[int] = set()
     for item in seats:
         k, eq, text = (x.strip() for x in item.partition("="))

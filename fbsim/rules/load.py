@@ -3,6 +3,7 @@ items, every key and value checked (one `ConfigError` naming the key) before any
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import fields, is_dataclass
@@ -13,6 +14,8 @@ from fbsim.errors import ConfigError, did_you_mean
 from fbsim.game import layout as L
 from fbsim.rules.schema import Asset, Rules, to_dict
 from fbsim.tomlfile import read_toml
+
+INT_LIMIT = 10**9  # the most any integer rule may be (its range in the schema may be less)
 
 
 def _suggest(key: str, options) -> str:
@@ -99,7 +102,11 @@ def _check_scalar(value, tp, meta, path, source):
             raise ConfigError(path, f"expected one of {', '.join(choices)}, got {_show(value)}"
                               + _suggest(value, choices), source)
         return value
+    if tp is float and not math.isfinite(value):
+        raise ConfigError(path, f"expected a finite number, got {value}", source)
     lo, hi = meta.get("lo"), meta.get("hi")
+    if hi is None and tp is int:
+        hi = INT_LIMIT  # (open-ended counts still have to fit the kernel's arrays)
     if lo is not None and value < lo:
         raise ConfigError(path, f"must be >= {lo:g}, got {value}", source)
     if hi is not None and value > hi:

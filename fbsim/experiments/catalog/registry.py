@@ -36,6 +36,8 @@ def run(name: str, results: str | Path = "results", games: int | None = None, pr
     "{players}" for the table size) the experiment's points play instead of the default
     lineup."""
     from fbsim.experiments.report.plots import plot_dataset
+    from fbsim.experiments.run.lock import output_lock
+    from fbsim.experiments.run.spec import build_points
     from fbsim.experiments.run.sweep import load, run_sweep
 
     exp = experiments()[name]
@@ -49,11 +51,13 @@ def run(name: str, results: str | Path = "results", games: int | None = None, pr
             echo(f"{out}: made by another spec, other rules or another lineup (e.g. a "
                  "bot's new defaults); recomputing it")
         force = True
-    res = run_sweep(spec, out, progress=progress, force=force, echo=echo, client=client,
-                    threads=threads)
-    figures = plot_dataset(out, out, x=getattr(exp, "X", None))
-    tables = load(out)
-    write_summary(exp, spec, tables, figures, out, n, res)
+    build_points(spec)  # (a bad --field fails before the folder is made)
+    with output_lock(out):  # the sweep, its figures and summary.md: one writer at a time
+        res = run_sweep(spec, out, progress=progress, force=force, echo=echo, client=client,
+                        threads=threads)
+        figures = plot_dataset(out, out, x=getattr(exp, "X", None))
+        tables = load(out)
+        write_summary(exp, spec, tables, figures, out, n, res)
     return out
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fbsim.errors import UsageError
+from fbsim.errors import ConfigError, UsageError
 from fbsim.experiments.metrics import balance as B
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso
@@ -57,28 +57,30 @@ class BalanceReport:
         return self.tables[0].old_rules is not None
 
 
-def _load(path, sets, players: int, flag: str, lineup: Lineup) -> tuple[Rules, Lineup]:
-    """The rules, and the lineup with their `bots.BOT.PARAM` values (a bot's parameters)."""
+def _load(path, sets, players: int, flag: str, lineup: Lineup, against_sets=()
+          ) -> tuple[Rules, Lineup]:
+    """The rules, and the lineup with their `bots.BOT.PARAM` values (a bot's parameters);
+    `against_sets` come last, and their errors name --against-set."""
     if path is not None and str(path) == "default" and not Path(path).exists():
         path = None  # `--against default`: the default rules
     if path is not None and not Path(path).is_file():
         raise UsageError(f"{flag} {path}: no such file")
     bots: dict = {}
-    rules = load_rules(path, list(sets), bots=bots, players=players)
+    try:
+        rules = load_rules(path, [*sets, *against_sets], bots=bots, players=players)
+    except ConfigError as e:
+        keys = [x.partition("=")[0].strip() for x in against_sets] + list(against_sets)
+        if e.source == "--set" and any(e.key == k or e.key.startswith(k + ".")
+                                       or k.startswith(e.key + ".") for k in keys):
+            raise ConfigError(e.key, e.message, "--against-set") from None
+        raise
     return rules, lineup.with_bot_params(bots)
 
 
-def report(rules: str | Path | None = None, against: str | Path | None = None,
-           games: int = DEFAULT_GAMES, players=DEFAULT_PLAYERS, seed: int = 0,
-           sets=(), against_sets=(), lineup: str | None = None,
-           exploit_dir: str | Path | None = "results/exploit", progress=None,
-           resume: str | Path | None = None, echo=None) -> BalanceReport:
-    """Play `games` games per table size under `rules` (and, when `against` or
-    `against_sets` is given, under the old rules on the same games) and return the report's
-    tables. `sets` apply to both rules files; `against_sets` to the old rules only;
-    `against="default"` compares with the default rules. `resume`: a folder where each
-    finished table size is kept, so that an interrupted run with the same inputs picks up
-    where it stopped (`clear_resume` removes it)."""
+def check_inputs(rules=None, against=None, games: int = DEFAULT_GAMES,
+                 players=DEFAULT_PLAYERS, sets=(), against_sets=(), lineup=None) -> list:
+    """Every input of `report` validated (before any game runs, or any file is written):
+    per table size, (players, new rules, old rules or None, (new lineup, old lineup))."""
     if games < 2:
         raise UsageError("--games: at least 2 games per table size are needed for intervals")
     players = list(players)
@@ -92,9 +94,26 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     for n in players:  # every rules file validated before any game runs
         lu = parse_lineup(lineup, [], n)
         new, lu_new = _load(rules, sets, n, "--rules", lu)
-        old, lu_old = (_load(against, [*sets, *against_sets], n, "--against", lu) if compare
+        old, lu_old = (_load(against, sets, n, "--against", lu, against_sets) if compare
                        else (None, None))
         setups.append((n, new, old, (lu_new, lu_old)))
+    return setups
+
+
+def report(rules: str | Path | None = None, against: str | Path | None = None,
+           games: int = DEFAULT_GAMES, players=DEFAULT_PLAYERS, seed: int = 0,
+           sets=(), against_sets=(), lineup: str | None = None,
+           exploit_dir: str | Path | None = "results/exploit", progress=None,
+           resume: str | Path | None = None, echo=None) -> BalanceReport:
+    """Play `games` games per table size under `rules` (and, when `against` or
+    `against_sets` is given, under the old rules on the same games) and return the report's
+    tables. `sets` apply to both rules files; `against_sets` to the old rules only;
+    `against="default"` compares with the default rules. `resume`: a folder where each
+    finished table size is kept, so that an interrupted run with the same inputs picks up
+    where it stopped (`clear_resume` removes it)."""
+    players = list(players)
+    setups = check_inputs(rules, against, games, players, sets, against_sets, lineup)
+    compare = against is not None or bool(against_sets)
     progress = progress or NoProgress()
     started = now_iso()
     frames, tables = [], []

@@ -599,11 +599,24 @@ def write_html(rep: BalanceReport, path: str | Path, text: str | None = None) ->
 
 def write_report(rep: BalanceReport, path: str | Path) -> list[Path]:
     """The HTML page at `path` and every number of it as a tidy Parquet table beside it
-    (same name, .parquet), each written atomically; returns both paths."""
-    from fbsim.experiments.run.provenance import write_table
+    (same name, .parquet); returns both paths. Both are written in full to temporary files
+    first and only then renamed into place, one right after the other: a failed write (a
+    full disk, Ctrl-C) leaves the previous page and table as they were, never one of each."""
+    from fbsim.experiments.run.provenance import write_table_beside
 
     path = Path(path)
     table = path.with_suffix(".parquet")
     text = render(rep)  # the figures first: an interruption here leaves both files as they were
-    write_table(rep.metrics, table, {**rep.provenance, "table": "balance metrics"})
-    return [write_html(rep, path, text), table]
+    page_tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    table_tmp = None
+    try:
+        page_tmp.write_text(text, encoding="utf-8")
+        table_tmp = write_table_beside(rep.metrics, table,
+                                       {**rep.provenance, "table": "balance metrics"})
+        os.replace(table_tmp, table)
+        os.replace(page_tmp, path)
+    finally:
+        for tmp in (page_tmp, table_tmp):
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
+    return [path, table]

@@ -179,6 +179,7 @@ def plot_heatmaps(win: pd.DataFrame, x: str, y: str, folder: Path) -> list[Path]
 
 def plot_dataset(results: str | Path, out: str | Path | None = None, x: str | None = None
                  ) -> list[Path]:
+    from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.sweep import coordinate_columns, load
 
     results = Path(results)
@@ -192,10 +193,12 @@ def plot_dataset(results: str | Path, out: str | Path | None = None, x: str | No
         raise UsageError(f"--x: '{x}' is not a column of this sweep (columns: "
                          f"{', '.join(coords)})")
     folder = Path(out) if out is not None else results / "plots"
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = [plot_win_rates(win, x, coords, folder / "win_rates.png"),
-             plot_collapse(outc, x, coords, folder / "collapse.png")]
-    others = [c for c in varied if c != x]
-    if len(others) == 1:
-        paths += plot_heatmaps(win, x, others[0], folder)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--out {folder}: exists and is not a folder")
+    with output_lock(folder):
+        paths = [plot_win_rates(win, x, coords, folder / "win_rates.png"),
+                 plot_collapse(outc, x, coords, folder / "collapse.png")]
+        others = [c for c in varied if c != x]
+        if len(others) == 1:
+            paths += plot_heatmaps(win, x, others[0], folder)
     return paths

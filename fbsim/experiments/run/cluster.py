@@ -18,11 +18,15 @@ only when a cluster is used.
 from __future__ import annotations
 
 import os
+import sys
 from contextlib import contextmanager
+from urllib.parse import urlsplit
 
 from fbsim.experiments.run.runner import count_task, run_points
 from fbsim.experiments.run.spec import Point, SweepSpec
 
+# a scheduler on one of these is this machine's own (a local cluster listens on the first)
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 @contextmanager
 def open_client(scheduler: str | None = None, workers: int | None = None):
@@ -37,6 +41,11 @@ def open_client(scheduler: str | None = None, workers: int | None = None):
         raise UsageError("--scheduler and --workers: give one (--workers starts a local "
                          "cluster)")
     if scheduler:
+        host = urlsplit(scheduler if "://" in scheduler else f"tcp://{scheduler}").hostname
+        if host not in LOCAL_HOSTS:
+            print(f"fbsim: warning: --scheduler {scheduler} is not on this machine: Dask's "
+                  "tcp:// is neither authenticated nor encrypted, use it on a trusted network "
+                  "only", file=sys.stderr)
         try:
             client = Client(scheduler, timeout=30)
         except (OSError, TimeoutError) as e:
@@ -52,7 +61,7 @@ def open_client(scheduler: str | None = None, workers: int | None = None):
     if workers < 1:
         raise UsageError(f"--workers: must be >= 1, got {workers}")
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=40)
+                           host="127.0.0.1", dashboard_address=None, silence_logs=40)
     client = Client(cluster)
     try:
         yield client, max(1, (os.cpu_count() or 1) // workers)

@@ -72,13 +72,23 @@ def base_provenance(time: str) -> dict:
 
 def write_table(df: pd.DataFrame, path: Path, provenance: dict) -> None:
     """Write `df` to `path` atomically (a temporary file, then a rename)."""
+    os.replace(write_table_beside(df, path, provenance), path)
+
+
+def write_table_beside(df: pd.DataFrame, path: Path, provenance: dict) -> Path:
+    """Write `df` to a temporary file beside `path` (same folder, so that `os.replace` onto
+    `path` is atomic) and return it; removed again if the write fails."""
     table = pa.Table.from_pandas(df, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[META_KEY] = json.dumps(provenance, sort_keys=True, default=str).encode()
     table = table.replace_schema_metadata(meta)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+    tmp = Path(path).with_name(f".{Path(path).name}.tmp{os.getpid()}")
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
 
 
 def read_provenance(path: str | Path) -> dict:

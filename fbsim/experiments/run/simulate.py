@@ -19,7 +19,7 @@ from fbsim.experiments.metrics.tables import sweep_tables
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import META_KEY, base_provenance, now_iso, write_table
 from fbsim.experiments.run.runner import Arm, NoProgress, run_blocks
-from fbsim.experiments.run.spec import SpecError, SweepSpec, build_points
+from fbsim.experiments.run.spec import SpecError, SweepSpec, build_points, resolve_players
 from fbsim.game import layout as L
 from fbsim.game import record as GR
 from fbsim.game.lineup import Lineup, lineup_hash
@@ -71,22 +71,26 @@ class SimulationResult:
         return pd.DataFrame(rows)
 
 
-def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = None,
+def simulate(players: int | None = None, games: int = 100_000, rules: str | Path | None = None,
              sets: list[str] | tuple[str, ...] = (), lineup: str | None = None,
              seats: list[str] | tuple[str, ...] = (), seed: int = 0, progress=None,
              records: str | Path | None = None, checked: bool | None = None
              ) -> SimulationResult:
     """Play `games` games and return the win-rate, outcome and seat tables.
 
-    `sets` are rules overrides (`["masks=3"]`), `lineup` and `seats` as on the command line.
+    `players`: the table size (default: the rules file's or `sets`' players, else 4; when
+    both name one they must agree). `sets` are rules overrides (`["masks=3"]`), `lineup` and
+    `seats` as on the command line.
     `records=PATH` also writes the per-game table to PATH (Parquet). `checked=True` plays the
     kernel's checked build (every bot decision checked against the rules; the same games).
     """
     from fbsim.rules import parse_set
 
-    spec = SweepSpec(games=games, seed=seed, players=[players], rules=None if rules is None
-                     else str(rules), lineup=lineup, seats=list(seats),
-                     set=dict(parse_set(s) for s in sets))
+    spec = SweepSpec(games=games, seed=seed, players=[4 if players is None else players],
+                     rules=None if rules is None else str(rules), lineup=lineup,
+                     seats=list(seats), set=dict(parse_set(s) for s in sets))
+    resolve_players(spec, None if players is None else str(players))
+    players = spec.players[0]
     if games < 1:
         raise SpecError("--games: must be >= 1")
     _, (point,) = build_points(spec)
@@ -107,6 +111,10 @@ def simulate(players: int = 4, games: int = 100_000, rules: str | Path | None = 
                     **base_provenance(started), "kind": "game records", "seed": seed,
                     "games": games, "lineup": point.lineup.describe(),
                     "lineup_hash": lineup_hash(point.lineup),
+                    # what each value of the `bot_<seat>` columns stands for, readable:
+                    # the lineup entry (its bot and parameters), by id
+                    "bot_entries": {str(i): e.text(",") for i, e in
+                                    enumerate(point.lineup.entries()) if e is not None},
                     "rules_hash": rules_hash(point.rules),
                     "rules_toml": rules_to_toml(point.rules, comments=False)})
             writer.write(table)

@@ -44,6 +44,7 @@ from typing import Any
 
 from fbsim.errors import ConfigError, FbsimError, UsageError, did_you_mean
 from fbsim.game.lineup import Lineup, merge_bot_params, parse_lineup, split_seat_items
+from fbsim.limits import MAX_GAMES, MAX_SEED
 from fbsim.rules import Rules, load_rules, nest, parse_set, rules_hash
 from fbsim.tomlfile import read_toml
 
@@ -132,6 +133,9 @@ def parse_values(key: str, raw: Any) -> list[Any]:
         lo_text, _, hi_text = body.partition("..")
         lo, hi = _number(lo_text.strip(), key), _number(hi_text.strip(), key)
         step = _number(step_text.strip(), key) if step_text else 1
+        if not all(abs(x) < 1e15 for x in (lo, hi, step)):  # (inf and nan fail too)
+            raise SpecError(f"{key}: the range '{raw}' needs ends and a step of at most "
+                            "1e15 in size")
         if step <= 0:
             raise SpecError(f"{key}: the step of '{raw}' must be > 0")
         if hi < lo:
@@ -184,15 +188,48 @@ def players_list(raw: Any) -> list[int]:
     return values
 
 
+def named_players(spec: SweepSpec) -> tuple[int, str] | None:
+    """The table size the spec's rules file or `set` names, and where (None when neither
+    names one: the table sizes are then the spec's own)."""
+    n = base_rules(spec).players  # (a bad rules file fails here, with its own message)
+
+    def fail(message: str):
+        raise SpecError(f"rules file {spec.rules}: {message}")
+
+    if "players" in spec.set:
+        return n, f"--set players={spec.set['players']}"
+    if spec.rules is not None and "players" in read_toml(spec.rules, fail):
+        return n, f"the rules file {spec.rules}"
+    return None
+
+
+def resolve_players(spec: SweepSpec, flag: str | None, spec_named: bool = False) -> None:
+    """Set `spec.players` to the table size the rules name, unless `--players` (its text:
+    `flag`) or the spec file (`spec_named`) gives others: then the two must agree."""
+    named = named_players(spec)
+    if named is None:
+        return
+    n, source = named
+    if spec.players == [n]:
+        return
+    if flag is not None:
+        raise UsageError(f"--players {flag}: conflicts with players = {n} from {source}")
+    if spec_named:
+        raise SpecError(f"players: the spec's {spec.players} conflict with players = {n} "
+                        f"from {source}")
+    spec.players = [n]
+
+
 # ------------------------------------------------------------------------------ files
 
 
-def int_field(doc: dict, key: str, lo: int, where: str) -> int:
+def int_field(doc: dict, key: str, lo: int, where: str, hi: int | None = None) -> int:
     v = doc[key]
+    hi = (MAX_SEED if key == "seed" else MAX_GAMES) if hi is None else hi
     if isinstance(v, float) and v.is_integer():
         v = int(v)
-    if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-        raise SpecError(f"{where}: {key}: expected an integer >= {lo}, got {v!r}")
+    if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+        raise SpecError(f"{where}: {key}: expected an integer from {lo} to {hi}, got {v!r}")
     return v
 
 
@@ -329,8 +366,16 @@ def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules,
     return Point(index, dict(coords), rules, lineup)
 
 
+def _same_value(a: Any, b: Any) -> bool:
+    """Equal as the spec means it: 1 and 1.0 alike, true and 1 not."""
+    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(
+            a, bool) and not isinstance(b, bool):
+        return a == b
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
 def _matches_baseline(coords: dict, wanted: dict) -> bool:
-    return all(json.dumps(coords.get(k)) == json.dumps(v) for k, v in wanted.items())
+    return all(_same_value(coords.get(k), v) for k, v in wanted.items())
 
 
 def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
@@ -353,13 +398,16 @@ def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
         if key not in varied:
             raise SpecError(f"baseline: {key}: not a varied parameter (varied: "
                             f"{', '.join(varied) or 'none'})")
+        values = list(dict.fromkeys(json.dumps(c.get(key)) for c in coords))
+        if not any(_same_value(c.get(key), spec.baseline[key]) for c in coords):
+            raise SpecError(f"baseline: {key}={json.dumps(spec.baseline[key])}: not among "
+                            f"the values swept ({', '.join(values)})")
     wanted = dict(spec.baseline)
     for key in varied:
         if key in wanted or key in ("lineup", "seat_bot"):
             continue
         default = _default_value(base, key, base_bots)
-        if default is not None and any(json.dumps(c.get(key)) == json.dumps(default)
-                                       for c in coords):
+        if default is not None and any(_same_value(c.get(key), default) for c in coords):
             wanted[key] = default
     for pt in points:
         group = [q for q in points if q.players == pt.players]

@@ -35,6 +35,7 @@ from fbsim.experiments.metrics.tables import (
     upgrade_point_tables,
 )
 from fbsim.experiments.metrics.tally import Tally
+from fbsim.experiments.run.lock import LOCK_NAME, output_lock
 from fbsim.experiments.run.provenance import base_provenance, now_iso, read_table, write_table
 from fbsim.experiments.run.runner import NoProgress, Progress
 from fbsim.experiments.run.spec import Point, SweepSpec, build_points, describe
@@ -101,30 +102,48 @@ def _write_meta(meta: Path, doc: dict) -> None:
     os.replace(tmp, meta)
 
 
-def _open_dataset(out: Path, spec: SweepSpec, base_hash: str, force: bool,
-                  points: list[Point]) -> str:
-    """Create OUT (or check that it holds this same sweep); returns the start time."""
-    digest = spec.digest(base_hash, [lineup_hash(p.lineup) for p in points])
+def _digest(spec: SweepSpec, base, points: list[Point]) -> str:
+    return spec.digest(rules_hash(base), [lineup_hash(p.lineup) for p in points])
+
+
+def _check_dataset(out: Path, spec: SweepSpec, digest: str, points: list[Point],
+                   force: bool) -> dict | None:
+    """The sweep.json of this same sweep in OUT, None for a new dataset; UsageError when OUT
+    holds something else (read only: nothing is written before this passes). A dataset of an
+    older version (another digest of the same sweep, `_same_points`) is this sweep."""
     meta = out / "sweep.json"
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a folder")
     if meta.exists() and not force:
         try:
             doc = json.loads(meta.read_text())
         except (OSError, ValueError):
             raise UsageError(f"{meta}: unreadable; remove {out} or pass --force") from None
-        if doc.get("digest") != digest:
-            if not _same_points(out, spec, doc, points):
-                raise UsageError(f"--out {out}: holds a different sweep (another spec, seed "
-                                 "or rules); use another --out, or --force to start it "
-                                 "afresh")
-            _write_meta(meta, {**doc, "digest": digest})  # today's digest of the same sweep
+        if not isinstance(doc, dict) or (doc.get("digest") != digest
+                                         and not _same_points(out, spec, doc, points)):
+            raise UsageError(f"--out {out}: holds a different sweep (another spec, seed or "
+                             "rules); use another --out, or --force to start it afresh")
+        return doc
+    if (not force and out.exists() and not meta.exists()
+            and any(p.name != LOCK_NAME for p in out.iterdir())):
+        raise UsageError(f"--out {out}: exists and is not a sweep dataset")
+    return None
+
+
+def _open_dataset(out: Path, spec: SweepSpec, digest: str, points: list[Point],
+                  force: bool) -> str:
+    """Create OUT (or check that it holds this same sweep); returns the start time."""
+    meta = out / "sweep.json"
+    doc = _check_dataset(out, spec, digest, points, force)
+    if doc is not None:
+        if doc.get("digest") != digest:  # an older version's digest of this same sweep
+            _write_meta(meta, {**doc, "digest": digest})
         _clean_temporaries(out)
         return doc["started"]
     if out.exists() and force:
         for t in TABLES:
             (out / f"{t}.parquet").unlink(missing_ok=True)
         shutil.rmtree(out / "points", ignore_errors=True)
-    elif out.exists() and any(out.iterdir()) and not meta.exists():
-        raise UsageError(f"--out {out}: exists and is not a sweep dataset")
     (out / "points").mkdir(parents=True, exist_ok=True)
     _clean_temporaries(out)
     started = now_iso()
@@ -171,7 +190,16 @@ def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None
     out = Path(out)
     base, points = build_points(spec)  # every point validated before any game runs
     progress = progress or NoProgress()
-    started = _open_dataset(out, spec, rules_hash(base), force, points)
+    digest = _digest(spec, base, points)
+    _check_dataset(out, spec, digest, points, force)
+    with output_lock(out):  # (checked again under the lock, which creates OUT)
+        return _run_locked(spec, out, points, progress, force, echo, client, task_games,
+                           threads, digest)
+
+
+def _run_locked(spec, out, points, progress, force, echo, client, task_games, threads,
+                digest) -> SweepResult:
+    started = _open_dataset(out, spec, digest, points, force)
     todo = [p for p in points if not _finished(out, p.index)]
     if echo:
         echo(describe(spec, points))

@@ -237,13 +237,19 @@ class TuneResult:
     fresh: dict = field(default_factory=dict)  # the chosen rules' loss and metrics, fresh seed
 
 
+def check_tune_spec(spec: TuneSpec) -> list:
+    """The search's dimensions, once every candidate is known to be valid rules (both corners
+    of the ranges checked): before any game runs or any file is written."""
+    dims = _dims(spec)
+    corners = [{d.name: d.lo for d in dims}, {d.name: d.hi for d in dims}]
+    build_points(_sweep_spec(spec, corners, 1, 0))
+    return dims
+
+
 def tune(spec: TuneSpec, out: str | Path = "out/tune", client=None, progress=None,
          echo=None, force: bool = False) -> TuneResult:
     out = Path(out)
-    dims = _dims(spec)
-    # every candidate must be valid rules: check both corners before any game runs
-    corners = [{d.name: d.lo for d in dims}, {d.name: d.hi for d in dims}]
-    build_points(_sweep_spec(spec, corners, 1, 0))
+    dims = check_tune_spec(spec)
 
     def score(cands, gen):
         res = run_sweep(_sweep_spec(spec, cands, spec.games, spec.seed + gen),

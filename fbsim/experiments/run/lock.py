@@ -1,0 +1,41 @@
+"""One writer per output folder: a lock file inside it, taken without waiting.
+
+Two runs writing into one folder (two sweeps into one --out, say) would interleave their
+points; the second one fails at once instead. The lock is the operating system's (flock,
+through `filelock`), so a killed run leaves no stale lock behind. It is re-entrant within a
+process: an experiment holds its folder while its sweep and its figures take it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from fbsim.errors import UsageError
+
+LOCK_NAME = ".fbsim.lock"
+_LOCKS: dict[str, FileLock] = {}  # one per lock file, so that taking it again nests
+
+
+@contextmanager
+def output_lock(folder: str | Path, name: str = LOCK_NAME) -> Iterator[Path]:
+    """Hold the lock file `name` in `folder` (created if missing) while writing there;
+    `UsageError` at once when another run holds it."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = (folder / name).resolve()
+    lock = _LOCKS.get(str(path))
+    if lock is None:
+        lock = _LOCKS[str(path)] = FileLock(str(path), timeout=0, thread_local=False)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise UsageError(f"{folder}: another fbsim run is writing into this folder (it holds "
+                         f"{name}); wait for it to finish, or write elsewhere") from None
+    try:
+        yield folder
+    finally:
+        lock.release()

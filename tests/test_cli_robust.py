@@ -1,0 +1,334 @@
+"""The command line under stress: Ctrl-C, concurrent runs into one folder, failed writes,
+players from the rules, and nonsense that used to pass silently."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fbsim.cli import main
+from fbsim.experiments.run.sweep import TABLES
+
+SPEC = 'games = 150000\nseed = 9\nplayers = [3, 4]\n[vary]\nmasks = "0..3"\n'
+ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _sweep_cmd(out: Path, spec: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "fbsim.cli", "sweep", str(spec), "--out", str(out), "-q",
+            *extra]
+
+
+def _bytes(out: Path) -> dict[str, bytes]:
+    return {t: (out / f"{t}.parquet").read_bytes() for t in TABLES}
+
+
+def _wait_for(cond, timeout: float = 120) -> None:
+    deadline = time.time() + timeout
+    while not cond():
+        if time.time() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.02)
+
+
+def _finished_points(out: Path) -> list[str]:
+    d = out / "points"
+    return sorted(p.name for p in d.iterdir() if not p.name.startswith(".")) if d.exists() \
+        else []
+
+
+@pytest.mark.slow
+def test_ctrl_c_exits_130_with_one_line_and_the_sweep_resumes_to_identical_bytes(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    clean = tmp_path / "clean"
+    subprocess.run(_sweep_cmd(clean, spec), env=ENV, check=True, capture_output=True)
+
+    out = tmp_path / "interrupted"
+    proc = subprocess.Popen(_sweep_cmd(out, spec, "--json"), env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: _finished_points(out))  # the first task's points are on disk
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert stderr.splitlines() == ["fbsim: interrupted; run the same command again to resume"]
+    assert stdout == ""
+    finished = _finished_points(out)
+    assert 1 <= len(finished) < 8
+    assert not (out / "win_rates.parquet").exists()
+
+    r = subprocess.run(_sweep_cmd(out, spec, "--json"), env=ENV, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["points_skipped"] == len(finished)
+    assert _bytes(out) == _bytes(clean)
+    assert not [p for p in (out / "points").iterdir() if p.name.startswith(".")]
+
+
+def test_ctrl_c_in_process_is_130_and_one_line(capsys, monkeypatch):
+    import fbsim.experiments.run.simulate as sim
+
+    def interrupted(**kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sim, "simulate", interrupted)
+    code, out, err = run(capsys, "simulate", "--games", "10", "-q")
+    assert code == 130 and out == ""
+    assert err.splitlines() == ["fbsim: interrupted"]
+
+
+# ------------------------------------------------------------- players from the rules
+
+
+def _players_of_simulation(capsys, *args) -> int:
+    code, out, err = run(capsys, "simulate", "--games", "200", "-q", "--json", *args)
+    assert code == 0, err
+    return json.loads(out)["outcomes"][0]["players"]
+
+
+def test_simulate_plays_the_players_of_the_rules_file_and_of_set(capsys, tmp_path):
+    f = tmp_path / "r.toml"
+    f.write_text("players = 3\n")
+    assert _players_of_simulation(capsys) == 4
+    assert _players_of_simulation(capsys, "--rules", f) == 3
+    assert _players_of_simulation(capsys, "--set", "players=5") == 5
+    assert _players_of_simulation(capsys, "--rules", f, "--players", "3") == 3
+
+
+def test_sweep_plays_the_players_of_set(capsys, tmp_path):
+    code, out, err = run(capsys, "sweep", "--vary", "masks=1,2", "--games", "200", "-q",
+                         "--json", "--set", "players=5", "--out", tmp_path / "s")
+    assert code == 0, err
+    import pandas as pd
+
+    assert set(pd.read_parquet(tmp_path / "s" / "outcomes.parquet")["players"]) == {5}
+
+
+@pytest.mark.parametrize("cmd", [
+    ["simulate", "--games", "100", "--players", "4"],
+    ["sweep", "--vary", "masks=1,2", "--games", "100", "--players", "3..4"],
+])
+def test_players_conflicting_with_the_rules_names_both(capsys, tmp_path, cmd):
+    f = tmp_path / "r.toml"
+    f.write_text("players = 5\n")
+    for extra in (["--rules", f], ["--set", "players=5"]):
+        code, out, err = run(capsys, *cmd, *extra, "--out", tmp_path / "o")
+        assert code == 2 and out == ""
+        (line,) = err.splitlines()
+        assert "--players" in line and "players = 5" in line
+        assert str(f) in line or "--set players=5" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.toml"]
+
+
+def test_a_sweep_spec_whose_players_conflict_with_its_rules(capsys, tmp_path):
+    (tmp_path / "r.toml").write_text("players = 5\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('rules = "r.toml"\nplayers = [3, 4]\ngames = 100\n[vary]\nmasks = [1, 2]\n')
+    code, _, err = run(capsys, "sweep", spec, "--out", tmp_path / "o")
+    assert code == 2 and len(err.splitlines()) == 1 and "players = 5" in err
+
+
+# ------------------------------------------------------------------ one writer per folder
+
+
+def _holds_lock(path: Path) -> bool:
+    from filelock import FileLock, Timeout
+
+    if not path.exists():
+        return False
+    probe = FileLock(str(path), timeout=0)
+    try:
+        probe.acquire()
+    except Timeout:
+        return True
+    probe.release()
+    return False
+
+
+@pytest.mark.slow
+def test_a_second_sweep_into_a_busy_folder_fails_at_once(tmp_path):
+    from fbsim.experiments.run.lock import LOCK_NAME
+    from fbsim.experiments.run.sweep import load
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    other = tmp_path / "other.toml"
+    other.write_text(SPEC.replace("seed = 9", "seed = 10"))
+    out = tmp_path / "out"
+    first = subprocess.Popen(_sweep_cmd(out, spec), env=ENV, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: _holds_lock(out / LOCK_NAME))
+    # another sweep with --force (which would wipe the first one's points), and the same
+    # sweep again (which would write the same points twice)
+    for cmd in (_sweep_cmd(out, other, "--force"), _sweep_cmd(out, spec)):
+        t0 = time.time()
+        second = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2
+        (line,) = second.stderr.splitlines()
+        assert line.startswith(f"fbsim: error: {out}: another fbsim run is writing")
+        assert time.time() - t0 < 60  # it did not wait for the first one
+        assert first.poll() is None  # (the first was still running all along)
+    assert first.wait(timeout=300) == 0, first.stderr.read()
+    doc = json.loads((out / "sweep.json").read_text())
+    assert doc["spec"]["seed"] == 9
+    tables = load(out)
+    assert tables["outcomes"].attrs["provenance"]["seed"] == 9
+    assert len(tables["outcomes"]) == 8 == len(_finished_points(out))
+
+
+def test_the_lock_nests_in_a_process_and_excludes_another(tmp_path):
+    from fbsim.errors import UsageError
+    from fbsim.experiments.run import lock
+
+    with lock.output_lock(tmp_path / "d"), lock.output_lock(tmp_path / "d"):
+        code = subprocess.run(
+            [sys.executable, "-c", "from fbsim.experiments.run.lock import output_lock\n"
+             f"with output_lock({str(tmp_path / 'd')!r}): pass"],
+            capture_output=True, text=True).returncode
+        assert code != 0
+    with lock.output_lock(tmp_path / "d"):  # free again
+        pass
+    assert UsageError  # (the error type the command line turns into exit 2)
+
+
+# ------------------------------------------------------------ the report's page and table
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else b"<dir>"
+            for p in sorted(folder.rglob("*"))}
+
+
+@pytest.mark.parametrize("failing", ["table", "page"])
+def test_a_failed_write_leaves_the_old_page_and_table_and_no_temporary(tmp_path, monkeypatch,
+                                                                       failing):
+    import errno
+
+    from fbsim.experiments.report import model as BR
+    from fbsim.experiments.report import page
+    from fbsim.experiments.run import provenance
+
+    old = BR.report(games=300, players=[4], exploit_dir=None)
+    new = BR.report(games=400, players=[4], exploit_dir=None)
+    html = tmp_path / "report.html"
+    assert page.write_report(old, html) == [html, tmp_path / "report.parquet"]
+    before = _snapshot(tmp_path)
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(args[1]))
+
+    if failing == "table":  # the second file: the page's temporary is already written
+        monkeypatch.setattr(provenance.pq, "write_table", full_disk)
+    else:
+        monkeypatch.setattr(Path, "write_text", lambda self, *a, **k: full_disk(None, self))
+    with pytest.raises(OSError):
+        page.write_report(new, html)
+    assert _snapshot(tmp_path) == before
+
+    monkeypatch.undo()
+    page.write_report(new, html)  # and a good write replaces both
+    assert provenance.read_provenance(tmp_path / "report.parquet")["games"] == 400
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.parquet"]
+
+
+# ------------------------------------------------------- nonsense that used to pass silently
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["exploit", "--agenda", "steward", "--field", "bogus"], "--field:"),
+    (["experiment", "masks", "--field", "steward=bogus", "--results", "{tmp}/r"],
+     "--field steward:"),
+    (["report", "--against-set", "masks=-1", "--out", "{tmp}/r.html"], "--against-set:"),
+    (["sweep", "--players", "9", "--out", "{tmp}/s"], "--players:"),
+    (["sweep", "--vary", "masks=1,2", "--baseline", "masks=5", "--out", "{tmp}/s"],
+     "baseline: masks=5: not among the values swept (1, 2)"),
+    (["simulate", "--seat", "1=hoarder", "--seat", "1=steward"], "--seat 1: given twice"),
+    (["simulate", "--out", "{tmp}/a.parquet", "--records", "{tmp}/a.parquet"],
+     "the same file as --out"),
+])
+def test_errors_name_the_flag_typed(capsys, tmp_path, args, flag):
+    code, out, err = run(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert code == 2 and len(err.splitlines()) == 1 and flag in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_baseline_may_be_given_as_an_int_for_a_float_value(tmp_path):
+    from fbsim.experiments.run.spec import SweepSpec, build_points
+
+    spec = SweepSpec(vary={"bots.fog-grabber.greed": [0.0, 0.5, 1.0]},
+                     baseline={"bots.fog-grabber.greed": 1})
+    _, points = build_points(spec)
+    assert {p.baseline for p in points} == {2}
+
+
+def test_records_name_the_lineup_entry_of_each_bot_id(capsys, tmp_path):
+    import pandas as pd
+
+    from fbsim.experiments.run.provenance import read_provenance
+
+    rec = tmp_path / "r.parquet"
+    code, _, err = run(capsys, "simulate", "--games", "300", "-q", "--records", rec,
+                       "--seat", "1=tunable:aim=520,greed=0.3")
+    assert code == 0, err
+    entries = read_provenance(rec)["bot_entries"]
+    ids = pd.read_parquet(rec)["bot_1"].unique()
+    assert [entries[str(i)] for i in ids] == ["tunable:aim=520,greed=0.3"]
+    assert set(entries.values()) >= {"steward", "opportunist", "fog-grabber"}
+
+
+@pytest.mark.parametrize("cmd", ["sweep", "simulate", "report", "replay", "bench", "rules"])
+def test_help_shows_flags_without_a_type(capsys, cmd):
+    code, out, _ = run(capsys, cmd, "--help")
+    assert code == 0 and out.startswith("Usage: ") and "--help" in out
+    assert "<bool>" not in out
+
+
+def test_a_scheduler_elsewhere_is_warned_about_in_one_line(monkeypatch, capsys):
+    import distributed
+
+    from fbsim.experiments.run.cluster import open_client
+
+    class FakeClient:
+        def __init__(self, address, timeout):
+            self.address = address
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(distributed, "Client", FakeClient)
+    for address, warned in (("tcp://127.0.0.1:8786", False), ("localhost:8786", False),
+                            ("tcp://10.0.0.5:8786", True)):
+        with open_client(address) as (client, _):
+            assert client.address == address
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == int(warned)
+        assert not warned or err.startswith("fbsim: warning: --scheduler tcp://10.0.0.5:8786")
+
+
+@pytest.mark.parametrize("error", [PermissionError(13, "Permission denied"),
+                                   OSError(28, "No space left on device")])
+def test_a_failed_write_is_one_line_naming_the_file(capsys, tmp_path, monkeypatch, error):
+    import fbsim.experiments.run.simulate as sim
+
+    target = tmp_path / "m.parquet"
+
+    def failing(df, path, provenance):
+        raise type(error)(error.errno, error.strerror, str(path))
+
+    monkeypatch.setattr(sim, "write_table", failing)
+    code, _, err = run(capsys, "simulate", "--games", "200", "-q", "--out", target)
+    assert code == 2
+    assert err.splitlines() == [f"fbsim: error: {target}: {error.strerror}"]
