@@ -71,6 +71,37 @@ def _players_range(text: str | None) -> list[int | None]:
         raise UsageError(f"--players: expected N, LO..HI or N,M,..., got '{text}'") from None
 
 
+def _named_players(rules_file: Path | None, sets: list[str] | None) -> tuple[int, str] | None:
+    """The table size a rules file or --set names, and where; None when neither does."""
+    for item in reversed(sets or []):
+        key, _, value = item.partition("=")
+        if key.strip() == "players":
+            return _rules(rules_file, sets, bots={}).players, f"--set {item}"
+    if rules_file is not None:
+        from fbsim.tomlfile import read_toml
+
+        def fail(message: str):
+            raise UsageError(f"--rules {rules_file}: {message}")
+
+        if "players" in read_toml(rules_file, fail):
+            return _rules(rules_file, sets, bots={}).players, f"the rules file {rules_file}"
+    return None
+
+
+def _sizes(players: str | None, default: str, rules_file: Path | None,
+           sets: list[str] | None) -> list[int]:
+    """Table sizes: --players; without it, the size the rules file or --set names, else
+    `default`. A --players that disagrees with the rules' size fails naming both."""
+    named = _named_players(rules_file, sets)
+    if players is None:
+        return [named[0]] if named is not None else _table_sizes(default)
+    sizes = _table_sizes(players)
+    if named is not None and sizes != [named[0]]:
+        raise UsageError(f"--players {players}: conflicts with players = {named[0]} from "
+                         f"{named[1]}")
+    return sizes
+
+
 def _table_sizes(text: str) -> list[int]:
     """`_players_range`, each a supported table size (R-S6: 3 to 6)."""
     sizes = [n for n in _players_range(text) if n is not None]
@@ -509,7 +540,9 @@ def report_cmd(
         "--against-set", help="Override one rule of the old rules only (compares against "
         "the rules with this change), e.g. masks=1. Repeatable.", metavar="PATH=VALUE")
         ] = None,
-    players: Annotated[str, typer.Option(help="Table sizes: 3..6, 4 or 3,5.")] = "3..6",
+    players: Annotated[str | None, typer.Option(
+        help="Table sizes: 3..6, 4 or 3,5 (default: the size the rules file or --set names, "
+             "else 3..6).")] = None,
     games: Annotated[str, typer.Option(help="Games per table size (and per rules file).")
                      ] = "200000",
     seed: Annotated[int, typer.Option(help="Seed: game G of every table size and rules "
@@ -533,7 +566,7 @@ def report_cmd(
     from fbsim.experiments.run.lock import output_lock
 
     n = _games(games)
-    sizes = [x for x in _players_range(players) if x is not None]
+    sizes = _sizes(players, "3..6", rules_file, set_)
     if out.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"--out {out}: expected an .html file")
     _parent_exists((out, "--out"), (screenshot, "--screenshot"))
@@ -626,8 +659,9 @@ def experiment_cmd(
 def exploit_cmd(
     agenda: Annotated[str | None, typer.Option(
         help="steward, opportunist or accelerationist.")] = None,
-    players: Annotated[str, typer.Option(help="Table size (with --all: sizes, e.g. 3..6).")
-                       ] = "4",
+    players: Annotated[str | None, typer.Option(
+        help="Table size (with --all: sizes, e.g. 3..6; default: the size the rules file or "
+             "--set names, else 4)")] = None,
     field: Annotated[str | None, typer.Option(
         help="The field's bots by Agenda (as --lineup, or a lineup or field file; "
              "{players} in a path stands for the table size, e.g. "
@@ -661,7 +695,7 @@ def exploit_cmd(
     from fbsim.game.lineup import parse_lineup
     from fbsim.rules import parse_set, rules_to_toml
 
-    sizes = _table_sizes(players)
+    sizes = _sizes(players, "4", rules_file, set_)
     if field is not None:  # ("{players}" in a field file's path: each table size's file)
         for n in sizes:
             parse_lineup(field, players=n, flag="--field")
@@ -710,7 +744,9 @@ def exploit_cmd(
              "exploit --field take) and OUT/summary.json. Interrupted searches resume from "
              "OUT/pN/state.json.")
 def equilibrium_cmd(
-    players: Annotated[str, typer.Option(help="Table sizes, e.g. 4, 3..6 or 3,5.")] = "3..6",
+    players: Annotated[str | None, typer.Option(
+        help="Table sizes, e.g. 4, 3..6 or 3,5 (default: the size the rules file or --set "
+             "names, else 3..6).")] = None,
     out: Annotated[Path, typer.Option(help="Folder for the fields, summary and searches.",
                                       file_okay=False)] = Path("out/equilibrium"),
     seed: Annotated[int, typer.Option(help="Seed of the search.", min=0, max=MAX_SEED)] = 0,
@@ -745,7 +781,7 @@ def equilibrium_cmd(
     from fbsim.experiments.search.equilibrium import Budget, format_summary, run_equilibrium
     from fbsim.rules import parse_set
 
-    sizes = _table_sizes(players)
+    sizes = _sizes(players, "3..6", rules_file, set_)
     budget = Budget(cell_games=_games(cell_games, "--cell-games"), generations=generations,
                     population=population, search_games=_games(search_games, "--search-games"),
                     confirm_games=_games(confirm_games, "--confirm-games"),

@@ -120,6 +120,9 @@ def test_sweep_plays_the_players_of_set(capsys, tmp_path):
 @pytest.mark.parametrize("cmd", [
     ["simulate", "--games", "100", "--players", "4"],
     ["sweep", "--vary", "masks=1,2", "--games", "100", "--players", "3..4"],
+    ["report", "--games", "100", "--players", "3..4"],
+    ["exploit", "--agenda", "steward", "--budget", "2000", "--players", "4"],
+    ["equilibrium", "--players", "3..6"],
 ])
 def test_players_conflicting_with_the_rules_names_both(capsys, tmp_path, cmd):
     f = tmp_path / "r.toml"
@@ -131,6 +134,18 @@ def test_players_conflicting_with_the_rules_names_both(capsys, tmp_path, cmd):
         assert "--players" in line and "players = 5" in line
         assert str(f) in line or "--set players=5" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.toml"]
+
+
+def test_report_plays_the_players_of_the_rules_file(capsys, tmp_path):
+    f = tmp_path / "r.toml"
+    f.write_text("players = 5\n")
+    code, out, err = run(capsys, "report", "--rules", f, "--games", "200", "-q", "--exploit",
+                         tmp_path / "none", "--out", tmp_path / "r.html")
+    assert code == 0, err
+    import pandas as pd
+
+    assert set(pd.read_parquet(tmp_path / "r.parquet")["players"]) == {5}
+    assert out.splitlines()[1].startswith("5 players:")
 
 
 def test_a_sweep_spec_whose_players_conflict_with_its_rules(capsys, tmp_path):
