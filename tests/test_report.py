@@ -179,6 +179,8 @@ def test_cli_writes_a_self_contained_page_and_its_table(tmp_path, monkeypatch, c
     assert set(table["players"]) == {3, 4}
     prov = read_provenance(out.with_suffix(".parquet"))
     assert prov["kind"] == "balance report" and prov["games"] == 3000
+    # the page names its run as the table's provenance does (a reader can check the pair)
+    assert f"{prov['time']}." in text and prov["rules_hash"]["3"] in text
     # the same inputs give the same bytes
     first = out.read_bytes()
     assert main(args) == 0

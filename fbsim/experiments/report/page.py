@@ -601,7 +601,9 @@ def write_report(rep: BalanceReport, path: str | Path) -> list[Path]:
     """The HTML page at `path` and every number of it as a tidy Parquet table beside it
     (same name, .parquet); returns both paths. Both are written in full to temporary files
     first and only then renamed into place, one right after the other: a failed write (a
-    full disk, Ctrl-C) leaves the previous page and table as they were, never one of each."""
+    full disk, Ctrl-C) leaves the previous page and table as they were, never one of each.
+    The page states its run's start time and rules hashes, as the table's provenance does, so
+    a reader can check that the two belong together."""
     from fbsim.experiments.run.provenance import write_table_beside
 
     path = Path(path)
