@@ -159,6 +159,25 @@ def test_the_largest_exploit_is_played_again_on_fresh_games():
     assert abs(same["diff"]) < abs(c["diff"])
 
 
+def test_a_largest_exploit_that_cannot_be_played_again_is_said_so(tmp_path):
+    """A best response whose field file is gone: the report still comes out, and says the
+    largest gain was not checked (and why) instead of quoting it as measured."""
+    import shutil
+
+    src = EXPLOIT / "opportunist-p5"
+    folder = tmp_path / "exploit"
+    shutil.copytree(src, folder / "opportunist-p5")
+    from fbsim.experiments.run.provenance import read_provenance, write_table
+
+    search = folder / "opportunist-p5" / "search.parquet"
+    prov = read_provenance(search)
+    write_table(pd.read_parquet(search), search, {**prov, "field": str(tmp_path / "gone.toml")})
+    rep = BR.report(games=500, players=[5], exploit_dir=folder)
+    assert "gone.toml" in rep.exploit_check["unchecked"]
+    assert "could not be played again" in rep.verdict[-1]
+    assert "played again on" not in render(rep)
+
+
 def test_cli_writes_a_self_contained_page_and_its_table(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     out = tmp_path / "r.html"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fbsim.errors import ConfigError, UsageError
+from fbsim.errors import ConfigError, FbsimError, UsageError
 from fbsim.experiments.metrics import balance as B
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso
@@ -181,10 +181,15 @@ def check_largest_exploit(found: pd.DataFrame, tables: list[TableResult], games:
     if echo:
         echo(f"checking the largest gain ({top['agenda']}, {int(top['players'])} players) on "
              f"{games:,} fresh games")
-    got = recheck_gain(rules, str(top["agenda"]), str(top["field"]), json.loads(top["params"]),
-                       games, seed + RECHECK_SEED_OFFSET)
-    return {**got, "found_diff": float(top["diff"]), "of": int(len(found)),
+    base = {"players": int(top["players"]), "agenda": str(top["agenda"]),
+            "found_diff": float(top["diff"]), "of": int(len(found)),
             "folder": str(top["folder"])}
+    try:
+        got = recheck_gain(rules, str(top["agenda"]), str(top["field"]),
+                           json.loads(top["params"]), games, seed + RECHECK_SEED_OFFSET)
+    except (FbsimError, ValueError) as e:  # e.g. its field file is no longer there
+        return {**base, "unchecked": str(e)}
+    return {**got, **base}
 
 
 def _play_table(new: Rules, old: Rules | None, lu: Lineup, lu_old: Lineup | None, games: int,
@@ -354,8 +359,13 @@ def verdict(rep: BalanceReport) -> list[str]:
                     f"{r.value:.2f}" for r in show.itertuples()]
             lines.append(f"{len(sig)} of {n_tests} differences are significant (Holm-"
                          f"corrected at 5%); the largest: " + "; ".join(bits) + ".")
-    if rep.exploit is not None:
-        c = rep.exploit_check
+    c = rep.exploit_check
+    if rep.exploit is not None and c.get("unchecked"):
+        lines.append(f"Exploitability: the largest gain of {c['of']} best responses found, a "
+                     f"tuned {c['agenda'].capitalize()} at {c['players']} players "
+                     f"({_pts(c['found_diff'])}), could not be played again ({c['unchecked']}): "
+                     "as the largest of several searches it overstates the gain.")
+    elif rep.exploit is not None:
         lines.append(f"Exploitability: the largest gain of {c['of']} best responses found, a "
                      f"tuned {c['agenda'].capitalize()} at {c['players']} players "
                      f"({_pts(c['found_diff'])} when found), played again on {c['games']:,} "

@@ -538,7 +538,7 @@ def exploit_section(rep: BalanceReport) -> str:
                        f"</code> under {label}.</p>" + f'<figure><img src="{fig_exploit(df)}" '
                        f'alt="exploitability"></figure>' + exploit_table(df))
             c = rep.exploit_check if label == "these rules" else None
-            if c:
+            if c and not c.get("unchecked"):
                 out.append(
                     f"<p class=\"notes\">The largest gain above is the largest of {c['of']} "
                     f"searches, which overstates it; played again on {c['games']:,} fresh "
