@@ -73,19 +73,16 @@ def _players_range(text: str | None) -> list[int | None]:
 
 def _named_players(rules_file: Path | None, sets: list[str] | None) -> tuple[int, str] | None:
     """The table size a rules file or --set names, and where; None when neither does."""
-    for item in reversed(sets or []):
-        key, _, value = item.partition("=")
-        if key.strip() == "players":
-            return _rules(rules_file, sets, bots={}).players, f"--set {item}"
-    if rules_file is not None:
-        from fbsim.tomlfile import read_toml
+    from fbsim.experiments.run.spec import players_source
+    from fbsim.rules import parse_set
 
-        def fail(message: str):
-            raise UsageError(f"--rules {rules_file}: {message}")
+    n = _rules(rules_file, sets, bots={}).players  # (bad rules fail here, with their message)
 
-        if "players" in read_toml(rules_file, fail):
-            return _rules(rules_file, sets, bots={}).players, f"the rules file {rules_file}"
-    return None
+    def fail(message: str):
+        raise UsageError(f"--rules {rules_file}: {message}")
+
+    source = players_source(rules_file, dict(parse_set(x) for x in sets or []), fail)
+    return None if source is None else (n, source)
 
 
 def _sizes(players: str | None, default: str, rules_file: Path | None,

@@ -42,9 +42,8 @@ def _pair(t: Tally, key: str, own: bool) -> tuple[float, float, float, float, fl
         return math.nan, math.nan, math.nan, math.nan, math.nan
     if own:
         return 0.0, math.nan, math.nan, math.nan, 0
-    d, lo, hi, p = t.difference(t.index[key])
-    b, c = t.discordant(key)
-    return d, lo, hi, p, b + c
+    k = t.index[key]
+    return (*t.difference(k), t.changed(k))
 
 
 def sweep_tables(t: Tally, rules: Rules, coords: dict, point: int = 0, baseline: int = 0

@@ -20,7 +20,7 @@ from fbsim.errors import ConfigError, FbsimError, UsageError
 from fbsim.experiments.metrics import balance as B
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso
-from fbsim.experiments.run.runner import Arm, NoProgress, run_blocks
+from fbsim.experiments.run.runner import Arm, NoProgress, count_paired
 from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup, lineup_hash, parse_lineup
 from fbsim.rules import Rules, load_rules, rules_hash, rules_to_toml
@@ -195,15 +195,8 @@ def check_largest_exploit(found: pd.DataFrame, tables: list[TableResult], games:
 def _play_table(new: Rules, old: Rules | None, lu: Lineup, lu_old: Lineup | None, games: int,
                 seed: int, progress) -> Tally:
     """One table size: games 0..games-1 under the new (and old) rules, in blocks."""
-    tally = _tally(new, (lu, lu_old), old is not None)
-    arms = [Arm(new, lu)] + ([Arm(old, lu_old)] if old is not None else [])
-
-    def consume(first: int, recs: list[dict]) -> None:
-        block = tally.measure(recs[0], new, lu)
-        tally.add(block, tally.measure(recs[1], old, lu_old) if old is not None else None)
-
-    run_blocks(arms, seed, 0, games, consume, progress, tallies=[tally] * len(arms))
-    return tally
+    return count_paired(Arm(new, lu), None if old is None else Arm(old, lu_old), seed, games,
+                        progress)
 
 
 # ------------------------------------------------------------------------------ resuming

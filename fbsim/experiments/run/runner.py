@@ -117,6 +117,23 @@ def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
             progress.advance(m * weight)
 
 
+def count_paired(new: Arm, old: Arm | None, seed: int, n: int,
+                 progress: Progress | None = None) -> Tally:
+    """Games 0..n-1 of `seed` under `new` and, when given, `old` on the same games (common
+    random numbers), counted in one tally with a bot row for each arm's lineup entries:
+    paired when there is an `old` arm (`Tally.difference`), plain otherwise."""
+    arms = [new] if old is None else [new, old]
+    tally = Tally.for_rules(new.rules, *(a.lineup for a in arms), paired=old is not None)
+
+    def consume(first: int, recs: list[dict]) -> None:
+        block = tally.measure(recs[0], new.rules, new.lineup)
+        tally.add(block, None if old is None else tally.measure(recs[1], old.rules,
+                                                                 old.lineup))
+
+    run_blocks(arms, seed, 0, n, consume, progress, tallies=[tally] * len(arms))
+    return tally
+
+
 # ------------------------------------------------------------------------- sweep tasks
 
 

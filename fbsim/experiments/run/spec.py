@@ -196,10 +196,17 @@ def named_players(spec: SweepSpec) -> tuple[int, str] | None:
     def fail(message: str):
         raise SpecError(f"rules file {spec.rules}: {message}")
 
-    if "players" in spec.set:
-        return n, f"--set players={spec.set['players']}"
-    if spec.rules is not None and "players" in read_toml(spec.rules, fail):
-        return n, f"the rules file {spec.rules}"
+    source = players_source(spec.rules, spec.set, fail)
+    return None if source is None else (n, source)
+
+
+def players_source(rules: str | Path | None, sets: dict, fail) -> str | None:
+    """Where the rules name a table size (`--set players=N`, else the rules file), or None;
+    `fail(message)` reports an unreadable rules file."""
+    if "players" in sets:
+        return f"--set players={sets['players']}"
+    if rules is not None and "players" in read_toml(rules, fail):
+        return f"the rules file {rules}"
     return None
 
 

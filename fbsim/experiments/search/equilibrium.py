@@ -326,19 +326,12 @@ class Search:
             out["leakage"] = {a: out["leakage"][a] for a in AGENDAS}  # the Agendas' order
             return out
         from fbsim.experiments.metrics.leakage import leakage
-        from fbsim.experiments.metrics.tally import Tally
-        from fbsim.experiments.run.runner import Arm, run_blocks
+        from fbsim.experiments.run.runner import Arm, count_paired
 
         rules, field = self._rules(), self.field()
         seed = self.seed + CONFIRM_SEED_OFFSET + it  # the chosen field's confirmation games
-        tally = Tally.for_rules(rules, field)
-
-        def consume(first, recs):
-            tally.add(tally.measure(recs[0], rules, field))
-
         self.say("measuring accusation accuracy and Agenda leakage of the field")
-        run_blocks([Arm(rules, field)], seed, 0, self.budget.confirm_games, consume,
-                   tallies=[tally])
+        tally = count_paired(Arm(rules, field), None, seed, self.budget.confirm_games)
         rate, lo, hi = tally.estimate(tally.index["accuracy"])
 
         def share(key):  # a share of games, with its Wilson interval
