@@ -21,6 +21,12 @@ from numba import njit
 # they are passed; that bookkeeping (atomic increments at every call) was a third of the
 # kernel's time.
 shared = njit(cache=True, nogil=True, _nrt=False)
+# A switch between calls (the kernel's dispatch to a bot, its step dispatch) is inlined into
+# its caller by numba: each call between compiled functions passes every array as its seven
+# words (about 45 words for a step), so a call that only chooses another call costs as much
+# as the work. Only such switches: inlining the small helpers too measured slower (LLVM
+# already inlines those) and doubled the compile.
+shared_inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
 if numba.config.DISABLE_JIT:
     # Plain-Python mode: the RNG's uint64 arithmetic wraps on purpose, as it does compiled;

@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from fbsim.game import layout as L
+from fbsim.game.jit import shared_inline
 from fbsim.game.legal import accusable, can_buy, can_buy_any, commit_is_legal
 from fbsim.game.public import band_of, flips, project_world
 from fbsim.game.record import (
@@ -380,7 +381,8 @@ def market_turns(R, P, V, S, n, r, seed, game, deck, T):
             S[S_FREE_WORKS + s * PRIV] -= labour
             S[S_BOUGHT + s * PRIV] += 1
             V[L.V_OWNED + s * L.MAX_KINDS + kind] += 1
-            V[L.V_TABLE_PPM] += afield(R, kind, L.A_PPM)
+            ppm = afield(R, kind, L.A_PPM)
+            V[L.V_TABLE_PPM] += ppm
             S[S_INCOME + s] += afield(R, kind, L.A_INCOME)
             S[S_CAPITAL + s * PRIV] -= price
             pos = S[S_DECK_POS]
@@ -390,7 +392,8 @@ def market_turns(R, P, V, S, n, r, seed, game, deck, T):
             else:
                 V[L.V_MARKET + slot] = -1
             V[L.V_DECK_LEFT] = S[S_DECK_LEN] - S[S_DECK_POS]
-            V[L.V_WORLD_PROJECTION] = project_world(R, V)
+            if ppm != 0:  # the projection reads the table's ppm, nothing else bought changes
+                V[L.V_WORLD_PROJECTION] = project_world(R, V)
         S[S_CAPITAL + s * PRIV] += S[S_FREE_WORKS + s * PRIV] * R[L.R_WAGE]
         S[S_FREE_WORKS + s * PRIV] = 0
 
@@ -592,7 +595,7 @@ STEP_ACCUSATION = ROUND_STEPS.index("accusation")  # R-A1..R-A5
 N_ROUND_STEPS = len(ROUND_STEPS)
 
 
-@jit
+@shared_inline  # a switch: inlined into play_round (fbsim.game.jit.shared_inline)
 def round_step(k, R, P, V, S, n, r, seed, game, deck, T):
     """Step k of ROUND_STEPS in round r."""
     if k == STEP_WORLD:
