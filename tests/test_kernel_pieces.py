@@ -72,3 +72,52 @@ def test_lockstep_reports_field_round_and_step(monkeypatch):
 def test_field_names():
     assert field_name(L.V_DIAL) == "V_DIAL"
     assert field_name(L.V_OWNED + 9) == "V_OWNED[9]"
+
+
+def projection_turn_by_turn(R, V):
+    """R-W2/R-W3 world turn by world turn (what `project_world`'s shortcut must equal)."""
+    dial = int(V[L.V_DIAL])
+    flipped = [int(V[L.V_FLIPPED + t]) for t in range(R[L.R_N_TOKENS])]
+    crossing = R[L.R_FLIP_WHEN] == L.FLIP_CROSSING
+    for r in range(V[L.V_ROUND], R[L.R_ROUNDS]):
+        dial += int(R[L.R_BASELINE + r] + R[L.R_BASELINE_OFFSET])
+        dial += sum(flipped) * int(R[L.R_TOKEN_PENALTY]) + int(V[L.V_TABLE_PPM])
+        for t in range(len(flipped)):
+            th = int(R[L.R_TOKEN_THRESHOLD + t])
+            if not flipped[t] and (dial > th if crossing else dial >= th):
+                flipped[t] = 1
+    return dial
+
+
+@settings(deadline=None, max_examples=400)
+@given(rounds=st.integers(1, L.MAX_ROUNDS), offset=st.integers(-20, 20),
+       baseline=st.lists(st.integers(-30, 40), min_size=L.MAX_ROUNDS, max_size=L.MAX_ROUNDS),
+       thresholds=st.lists(st.integers(380, 640), min_size=0, max_size=L.MAX_TOKENS),
+       flipped=st.lists(st.booleans(), min_size=L.MAX_TOKENS, max_size=L.MAX_TOKENS),
+       penalty=st.integers(0, 12), crossing=st.booleans(), dial=st.integers(300, 700),
+       ppm=st.integers(-40, 40), round_no=st.integers(0, L.MAX_ROUNDS))
+def test_R_W2_R_W3_projection_shortcut_equals_turn_by_turn(rounds, offset, baseline,
+                                                           thresholds, flipped, penalty,
+                                                           crossing, dial, ppm, round_no):
+    """The world projection's shortcut (no token can flip on the way: a sum) and its turn
+    loop give the Dial that playing out every remaining world turn gives, for any baseline
+    (falling ones included), tokens, penalty, flip reading, Dial, ppm and round."""
+    from fbsim.game.public import project_world
+    from fbsim.rules.vector import baseline_tables
+
+    R = R4.copy()
+    R[L.R_ROUNDS] = rounds
+    R[L.R_BASELINE_OFFSET] = offset
+    R[L.R_BASELINE:L.R_BASELINE + L.MAX_ROUNDS] = baseline
+    R[L.R_N_TOKENS] = len(thresholds)
+    R[L.R_TOKEN_THRESHOLD:L.R_TOKEN_THRESHOLD + len(thresholds)] = thresholds
+    R[L.R_TOKEN_PENALTY] = penalty
+    R[L.R_FLIP_WHEN] = L.FLIP_CROSSING if crossing else L.FLIP_REACHING
+    baseline_tables(R)
+    V = np.zeros(L.V_SIZE, dtype=np.int64)
+    V[L.V_DIAL] = dial
+    V[L.V_TABLE_PPM] = ppm
+    V[L.V_ROUND] = min(round_no, rounds)
+    for t in range(len(thresholds)):
+        V[L.V_FLIPPED + t] = 1 if flipped[t] else 0
+    assert project_world(R, V) == projection_turn_by_turn(R, V)
