@@ -24,8 +24,10 @@ shared = njit(cache=True, nogil=True, _nrt=False)
 # A switch between calls (the kernel's dispatch to a bot, its step dispatch) is inlined into
 # its caller by numba: each call between compiled functions passes every array as its seven
 # words (about 45 words for a step), so a call that only chooses another call costs as much
-# as the work. Only such switches: inlining the small helpers too measured slower (LLVM
-# already inlines those) and doubled the compile.
+# as the work. Only such switches, and the one-line per-game metric terms that the block
+# measure calls once each (compiled on their own they cost about 3 s of a cold start):
+# inlining the engine's and the bots' small helpers too measured slower (LLVM already
+# inlines those) and more than doubled the compile.
 shared_inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
 if numba.config.DISABLE_JIT:

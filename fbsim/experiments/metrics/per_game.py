@@ -7,9 +7,11 @@ the round-1 first player, each lineup entry's per-bot row) and the metric's argu
 Agenda, a seat, a place, a field, a bot row). Each returns an integer: a metric's y or x for
 that game (`fbsim.experiments.metrics.definitions` names which, once per metric).
 
-They are compiled (`fbsim.game.jit.shared`) and called game by game by the block measure that
-`fbsim.experiments.metrics.compiled` generates from the metric declarations; with
-`NUMBA_DISABLE_JIT=1` they run as plain Python with the same results.
+They are compiled and called game by game by the block measure that
+`fbsim.experiments.metrics.compiled` generates from the metric declarations, inlined into it
+(`fbsim.game.jit.shared_inline`: each is a line or two, and compiling 25 of them on their own
+took about 3 of a cold start's seconds); with `NUMBA_DISABLE_JIT=1` they run as plain Python
+with the same results.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from fbsim.game import layout as L
-from fbsim.game.jit import shared
+from fbsim.game.jit import shared_inline
 from fbsim.game.lineup import N_ENTRIES
 from fbsim.game.record import (
     G_BAND,
@@ -52,40 +54,40 @@ def context(players: int, masks: int, first_player: int, rows: np.ndarray) -> np
 # ---------------------------------------------------------------- game fields
 
 
-@shared
+@shared_inline
 def one(G, SE, j, c, a):
     return 1
 
 
-@shared
+@shared_inline
 def players(G, SE, j, c, a):
     return c[C_PLAYERS]
 
 
-@shared
+@shared_inline
 def game_field(G, SE, j, c, a):
     """Game field a."""
     return G[j, a]
 
 
-@shared
+@shared_inline
 def game_field_squared(G, SE, j, c, a):
     return G[j, a] * G[j, a]
 
 
-@shared
+@shared_inline
 def ended(G, SE, j, c, a):
     """1 if the game ended in way a (fbsim.game.layout.END_NAMES)."""
     return 1 if G[j, G_END] == a else 0
 
 
-@shared
+@shared_inline
 def collapsed(G, SE, j, c, a):
     """1 if the world collapsed (R-W4, R-V2)."""
     return 1 if G[j, G_END] != L.END_SURVIVED else 0
 
 
-@shared
+@shared_inline
 def final_band(G, SE, j, c, a):
     """1 if the final Dial is in band a (R-E2)."""
     return 1 if G[j, G_BAND] == a else 0
@@ -94,30 +96,30 @@ def final_band(G, SE, j, c, a):
 # ---------------------------------------------------------------- who won
 
 
-@shared
+@shared_inline
 def nobody_won(G, SE, j, c, a):
     return 1 if G[j, G_WINNER] < 0 else 0
 
 
-@shared
+@shared_inline
 def winner_agenda(G, SE, j, c, a):
     """1 if the winner holds Agenda a."""
     w = G[j, G_WINNER]
     return 1 if w >= 0 and SE[j, SE_AGENDA, w] == a else 0
 
 
-@shared
+@shared_inline
 def winner_seat(G, SE, j, c, a):
     return 1 if G[j, G_WINNER] == a else 0
 
 
-@shared
+@shared_inline
 def winner_place(G, SE, j, c, a):
     """1 if the winner sits a places clockwise from the round-1 first player (R-S3, D9)."""
     return 1 if G[j, G_WINNER] == (c[C_FIRST_PLAYER] + a) % c[C_PLAYERS] else 0
 
 
-@shared
+@shared_inline
 def winner_row(G, SE, j, c, a):
     """1 if the winner's lineup entry is counted in per-bot row a."""
     w = G[j, G_WINNER]
@@ -127,7 +129,7 @@ def winner_row(G, SE, j, c, a):
 # ---------------------------------------------------------------- sums over seats
 
 
-@shared
+@shared_inline
 def seat_sum(G, SE, j, c, a):
     """Seat field a summed over the seats."""
     t = 0
@@ -136,7 +138,7 @@ def seat_sum(G, SE, j, c, a):
     return t
 
 
-@shared
+@shared_inline
 def seats_dealt(G, SE, j, c, a):
     """Seats holding Agenda a (R-S4)."""
     t = 0
@@ -146,7 +148,7 @@ def seats_dealt(G, SE, j, c, a):
     return t
 
 
-@shared
+@shared_inline
 def seats_row(G, SE, j, c, a):
     """Seats whose lineup entry is counted in per-bot row a."""
     t = 0
@@ -156,7 +158,7 @@ def seats_row(G, SE, j, c, a):
     return t
 
 
-@shared
+@shared_inline
 def masks_used(G, SE, j, c, a):
     """Masks used, all seats (R-C2)."""
     t = 0
@@ -165,7 +167,7 @@ def masks_used(G, SE, j, c, a):
     return t
 
 
-@shared
+@shared_inline
 def overclaimed(G, SE, j, c, a):
     """Capital received from the pot beyond the seat's own payments into it, summed (R-V5)."""
     t = 0
@@ -176,7 +178,7 @@ def overclaimed(G, SE, j, c, a):
     return t
 
 
-@shared
+@shared_inline
 def overclaimers(G, SE, j, c, a):
     """Seats that received more from the pot than they paid into it."""
     t = 0
@@ -186,7 +188,7 @@ def overclaimers(G, SE, j, c, a):
     return t
 
 
-@shared
+@shared_inline
 def agenda_sum(SE, j, n, field, agenda):
     """Seat field `field` summed over the seats (of n) holding Agenda `agenda` (a helper of
     the terms below, not a term)."""
@@ -197,13 +199,13 @@ def agenda_sum(SE, j, n, field, agenda):
     return t
 
 
-@shared
+@shared_inline
 def accelerationist_sum(G, SE, j, c, a):
     """Seat field a summed over the Accelerationists' seats."""
     return agenda_sum(SE, j, c[C_PLAYERS], a, L.ACCELERATIONIST)
 
 
-@shared
+@shared_inline
 def revealed_when_cornered(G, SE, j, c, a):
     """Cornerings answered by a reveal, all seats (R-A4: reveal or pay)."""
     t = 0
@@ -212,7 +214,7 @@ def revealed_when_cornered(G, SE, j, c, a):
     return t
 
 
-@shared
+@shared_inline
 def accelerationist_dealt(G, SE, j, c, a):
     """1 if some seat holds the Accelerationist Agenda."""
     for s in range(c[C_PLAYERS]):
@@ -221,7 +223,7 @@ def accelerationist_dealt(G, SE, j, c, a):
     return 0
 
 
-@shared
+@shared_inline
 def accelerationist_revealed(G, SE, j, c, a):
     """1 if an Accelerationist's Agenda is face up at the end."""
     for s in range(c[C_PLAYERS]):
@@ -230,7 +232,7 @@ def accelerationist_revealed(G, SE, j, c, a):
     return 0
 
 
-@shared
+@shared_inline
 def survivor_legacy(G, SE, j, c, a):
     """Legacy of the seats holding Agenda a, summed, when the world survived (R-E4)."""
     if G[j, G_BAND] == L.COLLAPSE:
@@ -238,7 +240,7 @@ def survivor_legacy(G, SE, j, c, a):
     return agenda_sum(SE, j, c[C_PLAYERS], SE_LEGACY, a)
 
 
-@shared
+@shared_inline
 def survivor_seats(G, SE, j, c, a):
     """Seats holding Agenda a when the world survived."""
     if G[j, G_BAND] == L.COLLAPSE:
