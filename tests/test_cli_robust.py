@@ -178,10 +178,12 @@ def test_a_second_sweep_into_a_busy_folder_fails_at_once(tmp_path):
     from fbsim.experiments.run.lock import LOCK_NAME
     from fbsim.experiments.run.sweep import load
 
+    # long enough (8 points of 600,000 games) to outlive both refused runs' start-up
+    long_spec = SPEC.replace("games = 150000", "games = 600000")
     spec = tmp_path / "spec.toml"
-    spec.write_text(SPEC)
+    spec.write_text(long_spec)
     other = tmp_path / "other.toml"
-    other.write_text(SPEC.replace("seed = 9", "seed = 10"))
+    other.write_text(long_spec.replace("seed = 9", "seed = 10"))
     out = tmp_path / "out"
     first = subprocess.Popen(_sweep_cmd(out, spec), env=ENV, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)

@@ -75,7 +75,7 @@ def test_field_names():
 
 
 def projection_turn_by_turn(R, V):
-    """R-W2/R-W3 world turn by world turn (what `project_world`'s shortcut must equal)."""
+    """R-W2/R-W3 world turn by world turn (what `project_world` must equal)."""
     dial = int(V[L.V_DIAL])
     flipped = [int(V[L.V_FLIPPED + t]) for t in range(R[L.R_N_TOKENS])]
     crossing = R[L.R_FLIP_WHEN] == L.FLIP_CROSSING
@@ -96,14 +96,13 @@ def projection_turn_by_turn(R, V):
        flipped=st.lists(st.booleans(), min_size=L.MAX_TOKENS, max_size=L.MAX_TOKENS),
        penalty=st.integers(0, 12), crossing=st.booleans(), dial=st.integers(300, 700),
        ppm=st.integers(-40, 40), round_no=st.integers(0, L.MAX_ROUNDS))
-def test_R_W2_R_W3_projection_shortcut_equals_turn_by_turn(rounds, offset, baseline,
-                                                           thresholds, flipped, penalty,
-                                                           crossing, dial, ppm, round_no):
-    """The world projection's shortcut (no token can flip on the way: a sum) and its turn
-    loop give the Dial that playing out every remaining world turn gives, for any baseline
-    (falling ones included), tokens, penalty, flip reading, Dial, ppm and round."""
+def test_R_W2_R_W3_projection_equals_turn_by_turn(rounds, offset, baseline, thresholds,
+                                                   flipped, penalty, crossing, dial, ppm,
+                                                   round_no):
+    """The world projection gives the Dial that playing out every remaining world turn
+    gives, for any baseline (falling ones included), tokens, penalty, flip reading, Dial, ppm
+    and round."""
     from fbsim.game.public import project_world
-    from fbsim.rules.vector import baseline_tables
 
     R = R4.copy()
     R[L.R_ROUNDS] = rounds
@@ -113,7 +112,6 @@ def test_R_W2_R_W3_projection_shortcut_equals_turn_by_turn(rounds, offset, basel
     R[L.R_TOKEN_THRESHOLD:L.R_TOKEN_THRESHOLD + len(thresholds)] = thresholds
     R[L.R_TOKEN_PENALTY] = penalty
     R[L.R_FLIP_WHEN] = L.FLIP_CROSSING if crossing else L.FLIP_REACHING
-    baseline_tables(R)
     V = np.zeros(L.V_SIZE, dtype=np.int64)
     V[L.V_DIAL] = dial
     V[L.V_TABLE_PPM] = ppm

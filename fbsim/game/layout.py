@@ -135,12 +135,6 @@ R_ACCEL_OTHER = _take()
 R_DECK = _take(N_AGENDAS)  # agenda deck for this table size (D2)
 R_N_KINDS = _take()
 R_ASSET = _take(MAX_KINDS * 9)
-# Derived from the baseline (not fields of the rules): for the world turns after round r
-# (rounds r+1 .. last, at index r = 0 .. MAX_ROUNDS), the sum of their baselines plus the
-# offset, and the highest partial sum of the same (0 when none is left): the world
-# projection's shortcut when no token can flip on the way (`fbsim.game.public.project_world`)
-R_BASELINE_LEFT = _take(MAX_ROUNDS + 1)
-R_BASELINE_PEAK = _take(MAX_ROUNDS + 1)
 
 # fields of one asset kind, at R_ASSET + kind * ASSET_STRIDE + A_*
 A_COUNT = 0

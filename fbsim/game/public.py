@@ -68,18 +68,7 @@ def project_world(R, V):
         elif R[L.R_TOKEN_THRESHOLD + t] < lowest:
             lowest = R[L.R_TOKEN_THRESHOLD + t]
     ppm = V[L.V_TABLE_PPM]
-    r0 = V[L.V_ROUND]
-    left = R[L.R_ROUNDS] - r0
-    if left <= 0:
-        return dial
-    # Each world turn adds its baseline (offset included) plus `step`. If even the highest the
-    # Dial could reach on the way (the baseline's highest partial sum plus every step, when
-    # steps add) flips no token, none flips: the sum is the answer, without the turn loop.
-    step = n_flipped * R[L.R_TOKEN_PENALTY] + ppm
-    peak = dial + R[L.R_BASELINE_PEAK + r0] + (left * step if step > 0 else 0)
-    if not flips(R, peak, lowest):
-        return dial + R[L.R_BASELINE_LEFT + r0] + left * step
-    for r in range(r0, R[L.R_ROUNDS]):  # world turns of rounds round+1 .. last
+    for r in range(V[L.V_ROUND], R[L.R_ROUNDS]):  # world turns of rounds round+1 .. last
         dial += R[L.R_BASELINE + r] + R[L.R_BASELINE_OFFSET]
         dial += n_flipped * R[L.R_TOKEN_PENALTY] + ppm
         if flips(R, dial, lowest):  # some token flips: flip each one, find the next lowest

@@ -40,22 +40,9 @@ def _field_at(obj: Any, path: str) -> int:
     return int(value)
 
 
-def baseline_tables(v: np.ndarray) -> None:
-    """R_BASELINE_LEFT and R_BASELINE_PEAK from the vector's rounds, baseline and offset."""
-    rounds = int(v[L.R_ROUNDS])
-    for r in range(L.MAX_ROUNDS + 1):
-        total, peak = 0, 0
-        for k in range(r, rounds):
-            total += int(v[L.R_BASELINE + k] + v[L.R_BASELINE_OFFSET])
-            peak = total if k == r else max(peak, total)
-        v[L.R_BASELINE_LEFT + r] = total
-        v[L.R_BASELINE_PEAK + r] = peak
-
-
 def rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
     """The int64 rules vector for one table size (indices `fbsim.game.layout.R_*`): every
-    field of `layout.R_FIELDS` at its index, then the fields of `VECTOR_SPECIAL`, then the
-    tables derived from the baseline (`baseline_tables`)."""
+    field of `layout.R_FIELDS` at its index, then the fields of `VECTOR_SPECIAL`."""
     n = rules.players if players is None else players
     v = np.zeros(L.R_SIZE, dtype=np.int64)
     for path, i in L.R_FIELDS.items():
@@ -64,7 +51,6 @@ def rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
     v[L.R_FIRST_PLAYER] = rules.first_player % n  # D9
     for r, b in enumerate(rules.baseline.for_players(n)):  # D1
         v[L.R_BASELINE + r] = b
-    baseline_tables(v)
     for a, c in enumerate(rules.decks.for_players(n).counts()):  # D2
         v[L.R_DECK + a] = c
     t = rules.tipping
