@@ -750,13 +750,21 @@ def equilibrium_cmd(
     cell_games: Annotated[str, typer.Option(
         help="Games per cell of the payoff table.")] = "20000",
     generations: Annotated[int, typer.Option(
-        help="Generations of each best-response search.", min=1)] = 8,
+        help="Generations of each start of a best-response search.", min=1, max=99)] = 8,
     population: Annotated[int, typer.Option(help="Candidates per generation.", min=2)] = 12,
     search_games: Annotated[str, typer.Option(
         help="Games per candidate and generation.")] = "5000",
+    starts: Annotated[int, typer.Option(
+        help="Starts of each best-response search: the population's strongest strategy "
+             "against the field, exploit's start for the Agenda, the previous best response "
+             "(the first N of these).", min=1, max=3)] = 3,
     confirm_games: Annotated[str, typer.Option(
         help="Games of each confirmation on a fresh seed.")] = "100000",
-    iterations: Annotated[int, typer.Option(help="Iterations at most.", min=1)] = 12,
+    iterations: Annotated[int, typer.Option(help="Iterations at most.", min=1, max=99)] = 12,
+    audits: Annotated[int, typer.Option(
+        help="Audits of the chosen field at most: new best responses against it on fresh "
+             "seeds; one that finds a larger gain moves the choice to the next least "
+             "exploitable field (0: none).", min=0, max=10)] = 2,
     tolerance: Annotated[float, typer.Option(
         help="Stop when no Agenda's deviation gain (upper end of its 95% interval) exceeds "
              "this, in points of win rate.", min=0, max=100)] = 3.0,
@@ -782,8 +790,8 @@ def equilibrium_cmd(
     budget = Budget(cell_games=_games(cell_games, "--cell-games"), generations=generations,
                     population=population, search_games=_games(search_games, "--search-games"),
                     confirm_games=_games(confirm_games, "--confirm-games"),
-                    iterations=iterations, tolerance=tolerance / 100,
-                    stability=stability / 100)
+                    iterations=iterations, starts=starts, audits=audits,
+                    tolerance=tolerance / 100, stability=stability / 100)
     for flag, v in (("--cell-games", budget.cell_games), ("--search-games", budget.search_games),
                     ("--confirm-games", budget.confirm_games)):
         if v < 100:

@@ -24,6 +24,7 @@ from fbsim.game.lineup import (
 )
 from fbsim.kernel import simulate
 from fbsim.policies.field import component_params, field_params
+from fbsim.policies.planner import from_tunable
 from fbsim.rules import load_rules
 
 
@@ -191,6 +192,7 @@ def test_equilibrium_end_to_end_writes_the_field_and_summary_and_resumes(capsys,
         assert a["gain_ci"][0] <= a["deviation_gain"] <= a["gain_ci"][1]
     assert sum(a["fair"] for a in s["agendas"].values()) == pytest.approx(1.0)
     assert 1 <= s["iterations"] <= 2 and s["games"] > 0
+    assert s["field_iteration"] in s["audited"] or len(s["audited"]) == 2  # audits: 2
     for key in ("collapse", "everyone_loses"):
         assert 0 <= s[key]["ci"][0] <= s[key]["rate"] <= s[key]["ci"][1] <= 1
     acc = s["accusation_accuracy"]
@@ -290,8 +292,9 @@ def test_an_extended_search_equals_one_run_of_as_many_iterations(tmp_path, monke
     from fbsim.experiments.search import equilibrium as eq
 
     monkeypatch.setattr(eq, "LEAKAGE_GAMES", 40)
+    # no audits: a run that stops early audits the field it would answer with then
     small = dict(cell_games=300, generations=1, population=3, search_games=200,
-                 confirm_games=800)
+                 confirm_games=800, audits=0)
     eq.run_equilibrium([3], tmp_path / "a", budget=eq.Budget(iterations=1, **small))
     eq.run_equilibrium([3], tmp_path / "a", budget=eq.Budget(iterations=2, **small))
     eq.run_equilibrium([3], tmp_path / "b", budget=eq.Budget(iterations=2, **small))
@@ -314,6 +317,61 @@ def test_an_unconverged_search_answers_with_its_least_exploitable_field(tmp_path
         for k, row in enumerate(gains)]
     assert not s.converged()  # gains above 3 points
     assert s.chosen() == 1  # its largest gain (5 points) is the smallest
+    assert not s.audited()  # the chosen field is audited before the search answers
+
+
+def test_an_audit_that_finds_a_larger_gain_moves_the_choice(tmp_path):
+    """A field's deviation gain is the largest any search confirmed against it: an audit
+    that finds more than the iteration's own search replaces its figure and moves the
+    choice to the next least exploitable field."""
+    from fbsim.experiments.search import equilibrium as eq
+
+    s = eq.Search(3, tmp_path, 0, eq.Budget(iterations=3, audits=2), None, {})
+    gains = [[0.10, 0.02, 0.0], [0.04, 0.05, 0.01], [0.2, 0.0, 0.0]]
+    s.state["iterations"] = [
+        {"agendas": {a: {"gain_ci": [g - 0.01, g], "deviation_gain": g - 0.005,
+                         "changed_games": 10, "win_rate": 0.3, "best_response": {}}
+                     for a, g in zip(eq.AGENDAS, row, strict=True)}}
+        for row in gains]
+    found = {a: {"gain_ci": [0.15, 0.16], "deviation_gain": 0.155, "changed_games": 99,
+                 "best_response": {"aim": 517}} if a == "opportunist" else
+             {"gain_ci": [-0.01, 0.0], "deviation_gain": -0.005, "changed_games": 1,
+              "best_response": {}} for a in eq.AGENDAS}
+    s.state["audits"] = {"1": found}
+    g = s.gains(1)
+    assert g["opportunist"]["found_by"] == "audit" and g["opportunist"]["gain_ci"][1] == 0.16
+    assert g["steward"]["found_by"] == "search"  # the audit found less: the search's figure
+    assert s.worst_gain(1) == 0.16
+    assert s.chosen() == 0  # 10 points now the smallest largest gain
+    assert not s.audited()  # ... and iteration 0 is audited next
+    s.state["audits"]["0"] = {a: dict(found[a], gain_ci=[-0.02, -0.01]) for a in eq.AGENDAS}
+    assert s.audited() and s.chosen() == 0  # audits spent (2)
+
+
+def test_best_responses_search_from_every_start_and_keep_the_best(tmp_path, monkeypatch):
+    """Each start gets its own search (its own seeds), the finalists of all starts are
+    compared on a seed no search played, and the best one is returned with its start."""
+    from fbsim.experiments.search import equilibrium as eq
+
+    s = eq.Search(3, tmp_path, 0, eq.Budget(generations=2, population=3, starts=3), None, {})
+    played = []
+
+    def scores(self, name, seed, games, agenda, field, cands):
+        played.append((name, seed, games))
+        return [-abs(c["aim"] - 517) for c in cands]  # the best aim is 517
+
+    monkeypatch.setattr(eq.Search, "_scores", scores)
+    far = {"aim": 700, "tolerance": 0}
+    near = eq.exploit_start("opportunist")  # aim 529.5
+    best, start = s.best_response("x", 1000, "opportunist", Lineup(), [far, far, near])
+    assert start == 1  # the duplicate start is searched once: `near` is the second
+    assert abs(best["aim"] - 517) < abs(529.5 - 517)
+    names = [n for n, _, _ in played]
+    assert names[:2] == ["x/start-0/gen-00", "x/start-0/gen-01"]
+    assert names[2:4] == ["x/start-1/gen-00", "x/start-1/gen-01"] and names[-1] == "x/select"
+    seeds = [sd for _, sd, _ in played]
+    assert len(set(seeds)) == len(seeds)  # every sweep on games of its own
+    assert played[-1][2] == eq.SELECT_GAMES_FACTOR * s.budget.search_games
 
 
 def test_meta_solver_started_near_an_equilibrium_stays_there():
@@ -347,19 +405,6 @@ def test_exploit_searches_a_best_response_against_a_field_file(tmp_path, capsys)
     assert result["field_rate"] == doc["field_rate"]
 
 
-def as_planner(tunable: dict) -> dict:
-    """The planner parameters that play a tunable entry's strategy."""
-    t = tunable
-    return {"aim": t["aim"], "tolerance": t["tolerance"], "chips": t["chips_early"],
-            "chips_change": t["chips_late"] - t["chips_early"], "burn_floor": t["burn_floor"],
-            "futile": 0, "collapse": 0, "mask_burns": t["mask_burns"],
-            "mask_cools": t["mask_cools"], "disguise": 0, "greed": t["greed"],
-            # the tunable bot buys in every round but the last, whatever the rules' rounds
-            "buy": 4 if t["buy_steer"] > 0.5 else 0, "buy_until": GL.MAX_ROUNDS,
-            "payback": min(99.0, t["payback"]), "reserve": t["reserve"],
-            "accuse": float(int(t["accuse"])), "cornered": float(int(t["cornered"]))}
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_the_planner_space_contains_the_tunable_bot(data):
@@ -373,7 +418,7 @@ def test_the_planner_space_contains_the_tunable_bot(data):
     entries = {a: data.draw(entry_st("tunable"), label=a) for a in GL.AGENDA_NAMES}
     seed = data.draw(seed_st(), label="seed")
     tun = Lineup(entries)
-    pla = Lineup({a: Entry.make("planner", as_planner(e.as_dict())) for a, e in
+    pla = Lineup({a: Entry.make("planner", from_tunable(e.as_dict())) for a, e in
                   entries.items()})
     a, b = simulate(rules, tun, seed, 40), simulate(rules, pla, seed, 40)
     for k in a:

@@ -274,3 +274,18 @@ BOT = BotSpec(
     accuse=accuse,
     cornered=cornered,
 )
+
+
+def from_tunable(t: dict) -> dict:
+    """The planner parameters that play the `tunable` bot's strategy `t` (every tunable
+    parameter given): the same games, record for record (tests/test_equilibrium.py). The
+    equilibrium search starts best responses here too, from `fbsim exploit`'s presets."""
+    return {"aim": t["aim"], "tolerance": t["tolerance"], "chips": t["chips_early"],
+            "chips_change": t["chips_late"] - t["chips_early"], "burn_floor": t["burn_floor"],
+            "futile": 0, "collapse": 0, "mask_burns": t["mask_burns"],
+            "mask_cools": t["mask_cools"], "disguise": 0, "greed": t["greed"],
+            # the tunable bot buys in every round but the last, whatever the rules' rounds
+            "buy": BUY_STEER if t["buy_steer"] > 0.5 else BUY_NOTHING,
+            "buy_until": L.MAX_ROUNDS, "payback": min(99.0, t["payback"]),
+            "reserve": t["reserve"], "accuse": float(int(t["accuse"])),
+            "cornered": float(int(t["cornered"]))}

@@ -11,7 +11,11 @@ the `planner` bot's strategy space, one population per Agenda:
    table: the *field*, one mixture per Agenda (each game draws one strategy per Agenda,
    shared by every seat of that Agenda: `fbsim.policies.field`).
 3. **Best responses.** For each Agenda, the cross-entropy search (`cem`) looks for the
-   planner that wins most often against the field, all seats of that Agenda playing it.
+   planner that wins most often against the field, all seats of that Agenda playing it,
+   from several starts (`Budget.starts`): the population's strongest strategy against the
+   field, `fbsim exploit`'s start for the Agenda (its `tunable` preset as a planner), and the
+   Agenda's previous best response. The best and the final mean of every start are compared
+   on a seed none of the searches played, and the winner goes on.
 4. **Confirmation, on a fresh seed.** The field and each best response against it are played
    on the same fresh games: the field's win rates and each Agenda's *deviation gain* (the best
    response's win rate minus the Agenda's in the field, paired game by game) with 95%
@@ -20,6 +24,12 @@ the `planner` bot's strategy space, one population per Agenda:
    interval) to the populations and iterate. Converged: no Agenda gains more than
    `tolerance`, and the field's win rates moved at most `stability` over the last three
    iterations (so at least two fresh searches after the last change found no gain).
+6. **Audits.** A search that stops answers with its least exploitable field, which the
+   choice itself flatters: the field whose search happened to find nothing looks best. So
+   the chosen field is audited (`Budget.audits` times at most): new best responses against
+   it, from other starts and on fresh seeds, confirmed on fresh games. A field's deviation
+   gain is the largest that any search confirmed against it; an audit that finds more moves
+   the choice to the next least exploitable field, which is audited in turn.
 
 Every sweep is a dataset under OUT/pN/ (resumed if killed, played on Dask with a client), and
 the search's state (populations, payoff table, iterations) is saved to OUT/pN/state.json
@@ -49,11 +59,19 @@ from fbsim.game import layout as L
 from fbsim.game.lineup import Entry, Lineup, lineup_to_toml
 from fbsim.policies.field import COMPONENTS, field_params
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: best responses from several starts, audits of the chosen field
 AGENDAS = L.AGENDA_NAMES  # steward, opportunist, accelerationist: the roles, in order
+MAX_ITERATIONS = 99  # the seeds below leave room for this many iterations ...
+MAX_STARTS = 8  # ... this many starts per best response ...
+MAX_GENERATIONS = 99  # ... and this many generations per start
 CELL_SEED_OFFSET = 0  # the payoff table's games
-SEARCH_SEED_OFFSET = 10_000  # best-response searches: + 100 * iteration + 10 * agenda + gen
-CONFIRM_SEED_OFFSET = 500_000  # confirmations: + iteration (fresh games every time)
+# best responses of iteration `it` (`search_seed`): + 10_000 * it + 1_000 * agenda
+# + 100 * start + generation; the comparison of the starts' finalists: start MAX_STARTS + 1
+SEARCH_SEED_OFFSET = 10_000
+CONFIRM_SEED_OFFSET = 2_000_000  # confirmations: + iteration (fresh games every time)
+AUDIT_SEED_OFFSET = 3_000_000  # audits of iteration c's field: + 10_000 * c, as above
+AUDIT_CONFIRM_SEED_OFFSET = 4_000_000  # their confirmation: + c
+SELECT_GAMES_FACTOR = 4  # the finalists' comparison plays this many x search_games
 LEGACY_TIEBREAK = 1e-7  # x mean Legacy (< 100): below one game in 10^5 of win rate
 LEAKAGE_GAMES = 2_000  # reference-engine games replayed to measure Agenda leakage
 
@@ -97,6 +115,8 @@ class Budget:
     search_games: int = 5_000  # games per candidate and generation
     confirm_games: int = 100_000  # games of each confirmation (field and deviations)
     iterations: int = 12  # at most
+    starts: int = 3  # of each best-response search (the first `starts` of those listed)
+    audits: int = 2  # at most, of the chosen field, once the iterations end
     tolerance: float = 0.03  # deviation gain (upper end of its 95% interval) that stops
     stability: float = 0.03  # ... once the win rates moved no more over three iterations
 
@@ -119,6 +139,32 @@ def field_lineup(pops: dict[str, list[dict]], mix: dict[str, list[float]]) -> Li
     return Lineup({a: field_entry(pops[a], np.asarray(mix[a])) for a in AGENDAS})
 
 
+def search_seed(base: int, it: int, agenda: str, start: int) -> int:
+    """The seed of generation 0 of one start of a best response (`base`: SEARCH_ or
+    AUDIT_SEED_OFFSET); generation g plays this + g."""
+    return base + 10_000 * it + 1_000 * AGENDAS.index(agenda) + 100 * start
+
+
+def exploit_start(agenda: str) -> dict:
+    """`fbsim exploit`'s start for this Agenda (its `tunable` preset), as a planner."""
+    from fbsim.experiments.search.exploit import PRESETS
+    from fbsim.policies.planner import from_tunable
+
+    return from_tunable(PRESETS[agenda])
+
+
+def distinct(strategies: list[dict]) -> list[dict]:
+    """The strategies in order, each planner strategy once (every parameter compared)."""
+    seen, out = set(), []
+    for x in strategies:
+        full = planner(x).as_dict()
+        key = json.dumps(full, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(full)
+    return out
+
+
 class Search:
     """One table size's search; its state lives in OUT/pN/state.json."""
 
@@ -129,8 +175,9 @@ class Search:
         self.dir = Path(out) / f"p{players}"
         self.base = {"rules": rules, "set": dict(sets), "players": [players]}
         self.client, self.progress, self.echo, self.force = client, progress, echo, force
-        # what the saved state must share to be resumed (more iterations may be asked)
-        kept = {k: v for k, v in asdict(budget).items() if k != "iterations"}
+        # what the saved state must share to be resumed (more iterations or audits may be
+        # asked)
+        kept = {k: v for k, v in asdict(budget).items() if k not in ("iterations", "audits")}
         self.config = {"version": STATE_VERSION, "players": players, "seed": seed,
                        "budget": kept, "rules": rules, "set": dict(sets)}
         self.state = self._load()
@@ -151,7 +198,7 @@ class Search:
             return state
         return {"config": self.config, "populations": {a: [planner(x).as_dict() for x in SEEDS[a]]
                                 for a in AGENDAS},
-                "cells": {}, "iterations": [], "games": 0, "extended": -1}
+                "cells": {}, "iterations": [], "games": 0, "extended": -1, "audits": {}}
 
     def _extend(self) -> None:
         """Add the last iteration's gaining best responses to the populations (once)."""
@@ -170,19 +217,43 @@ class Search:
         return {a: max(r["agendas"][a]["win_rate"] for r in its)
                 - min(r["agendas"][a]["win_rate"] for r in its) for a in AGENDAS}
 
+    def gains(self, k: int) -> dict[str, dict]:
+        """Per Agenda, the largest deviation gain confirmed against iteration k's field (upper
+        end of the interval): the iteration's own best response's, or an audit's where that
+        found more; each with `found_by` ("search" or "audit")."""
+        own = self.state["iterations"][k]["agendas"]
+        audit = self.state.get("audits", {}).get(str(k), {})
+        out = {}
+        for a in AGENDAS:
+            r = {**own[a], "found_by": "search"}
+            if a in audit and audit[a]["gain_ci"][1] > r["gain_ci"][1]:
+                r.update({key: audit[a][key] for key in
+                          ("deviation_gain", "gain_ci", "changed_games", "best_response")})
+                r["found_by"] = "audit"
+            out[a] = r
+        return out
+
+    def worst_gain(self, k: int) -> float:
+        return max(r["gain_ci"][1] for r in self.gains(k).values())
+
     def converged(self) -> bool:
-        """No Agenda gains more than the tolerance by deviating (upper end of the interval),
-        and the field's win rates moved at most `stability` over the last three iterations
-        (so at least two fresh searches after the last change found no gain)."""
+        """No Agenda gains more than the tolerance by deviating (upper end of the interval,
+        audits of the last field included), and the field's win rates moved at most
+        `stability` over the last three iterations (so at least two fresh searches after the
+        last change found no gain)."""
         its = self.state["iterations"]
         if len(its) < 3:
             return False
-        gains = all(r["gain_ci"][1] <= self.budget.tolerance
-                    for r in its[-1]["agendas"].values())
-        return gains and max(self.moves().values()) <= self.budget.stability
+        return (self.worst_gain(len(its) - 1) <= self.budget.tolerance
+                and max(self.moves().values()) <= self.budget.stability)
 
     def finished(self) -> bool:
         return self.converged() or len(self.state["iterations"]) >= self.budget.iterations
+
+    def audited(self) -> bool:
+        """Whether the audits are done: the chosen field audited, or `audits` spent."""
+        done = self.state.get("audits", {})
+        return str(self.chosen()) in done or len(done) >= self.budget.audits
 
     def _save(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -235,27 +306,63 @@ class Search:
             W[(slice(None), *map(int, k.split(",")))] = self.state["cells"][k]
         return W
 
-    def best_response(self, it: int, agenda: str, field: Lineup, start: dict) -> dict:
+    def best_response(self, name: str, seed: int, agenda: str, field: Lineup,
+                      starts: list[dict]) -> tuple[dict, int]:
+        """The planner that wins most often in `field` for `agenda`: a cross-entropy search
+        from each start (first seed `seed + 100 * start`, sweeps under `name`/start-k), then
+        the best and the final mean of every start compared on a seed no search played.
+        Returns (the strategy, the start it came from)."""
         b = self.budget
-        start = planner(start).as_dict()  # every parameter (the defaults where not given)
-        dims = [Dim(d.name, d.lo, d.hi, d.integer, min(max(start[d.name], d.lo), d.hi))
-                for d in DIMS]
-        base = SEARCH_SEED_OFFSET + 100 * it + 10 * AGENDAS.index(agenda)
+        finalists, origin = [], []
+        for k, start in enumerate(distinct(starts)[:b.starts]):
+            dims = [Dim(d.name, d.lo, d.hi, d.integer, min(max(start[d.name], d.lo), d.hi))
+                    for d in DIMS]
 
-        def score(cands, gen):
-            lineups = [Lineup({**field.by_agenda, agenda: planner(c)}) for c in cands]
-            rates, outcomes = self._sweep(f"search-{it:02d}-{agenda}/gen-{gen:02d}",
-                                          self.seed + base + gen, b.search_games, lineups,
-                                          outcomes=True)
-            legacy = outcomes.set_index("point")[f"legacy_mean_{agenda}"].fillna(0.0)
-            # the win rate; the Agenda's mean Legacy only breaks ties (below one game's
-            # worth), so a search whose candidates all win nothing still finds a slope
-            return [float(self._rate(rates, j, agenda)["rate"])
-                    + LEGACY_TIEBREAK * float(legacy.get(j, 0.0)) for j in range(len(cands))]
+            def score(cands, gen, k=k):
+                return self._scores(f"{name}/start-{k}/gen-{gen:02d}",
+                                    seed + 100 * k + gen, b.search_games, agenda, field, cands)
 
-        found = cem(score, dims, generations=b.generations, population=b.population,
-                    seed=self.seed * 7919 + self.players * 31 + base)
-        return planner(found.best).as_dict()
+            found = cem(score, dims, generations=b.generations, population=b.population,
+                        seed=self.seed * 7919 + self.players * 31 + seed + 100 * k)
+            finalists += [found.best, found.best_mean]
+            origin += [k, k]
+        pool = distinct(finalists)
+        if len(pool) == 1:
+            return pool[0], origin[0]
+        keys = [json.dumps(planner(x).as_dict(), sort_keys=True) for x in finalists]
+        where = [origin[keys.index(json.dumps(x, sort_keys=True))] for x in pool]
+        scores = self._scores(f"{name}/select", seed + 100 * (MAX_STARTS + 1),
+                              SELECT_GAMES_FACTOR * b.search_games, agenda, field, pool)
+        j = int(np.argmax(scores))  # ties: the first (the earlier start)
+        return pool[j], where[j]
+
+    def _scores(self, name: str, seed: int, games: int, agenda: str, field: Lineup,
+                cands: list[dict]) -> list[float]:
+        """Each candidate's win rate for `agenda` in `field` (its mean Legacy only breaking
+        ties, below one game's worth: a search whose candidates all win nothing still finds
+        a slope)."""
+        lineups = [Lineup({**field.by_agenda, agenda: planner(c)}) for c in cands]
+        rates, outcomes = self._sweep(name, seed, games, lineups, outcomes=True)
+        legacy = outcomes.set_index("point")[f"legacy_mean_{agenda}"].fillna(0.0)
+        return [float(self._rate(rates, j, agenda)["rate"])
+                + LEGACY_TIEBREAK * float(legacy.get(j, 0.0)) for j in range(len(cands))]
+
+    def deviations(self, name: str, seed: int, field: Lineup, responses: dict) -> dict:
+        """The field and each Agenda's best response in it, played on the same fresh games:
+        per Agenda, the field's win rate and the response's gain (paired)."""
+        lineups = [field] + [Lineup({**field.by_agenda, a: planner(responses[a])})
+                             for a in AGENDAS]
+        rates = self._sweep(name, seed, self.budget.confirm_games, lineups)
+        out = {}
+        for i, a in enumerate(AGENDAS):
+            f, d = self._rate(rates, 0, a), self._rate(rates, i + 1, a)
+            out[a] = {"win_rate": float(f["rate"]),
+                      "ci": [float(f["ci_low"]), float(f["ci_high"])],
+                      "deviation_gain": float(d["diff"]),
+                      "gain_ci": [float(d["diff_ci_low"]), float(d["diff_ci_high"])],
+                      "changed_games": int(d["changed_games"]),
+                      "best_response": responses[a]}
+        return out
 
     def iterate(self, it: int) -> dict:
         pops = self.state["populations"]
@@ -265,32 +372,46 @@ class Search:
         weights, meta_regret = solve(W, start=start)
         mix = {a: [float(x) for x in w] for a, w in zip(AGENDAS, weights, strict=True)}
         field = field_lineup(pops, mix)
-        # each Agenda's search starts from its strongest pure strategy against the mixture
         us = payoffs(W, weights)
-        responses = {}
+        responses, origins = {}, {}
         for a, u in zip(AGENDAS, us, strict=True):
             self.say(f"iteration {it}: best response of the {a}")
-            responses[a] = self.best_response(it, a, field, pops[a][int(np.argmax(u))])
+            # the population's strongest pure strategy against the mixture, exploit's start,
+            # the previous best response
+            starts = [pops[a][int(np.argmax(u))], exploit_start(a)]
+            if its:
+                starts.append(its[-1]["agendas"][a]["best_response"])
+            responses[a], origins[a] = self.best_response(
+                f"search-{it:02d}-{a}", self.seed + search_seed(SEARCH_SEED_OFFSET, it, a, 0),
+                a, field, starts)
         self.say(f"iteration {it}: confirming on a fresh seed "
                  f"({self.budget.confirm_games:,} games)")
-        lineups = [field] + [Lineup({**field.by_agenda, a: planner(responses[a])})
-                             for a in AGENDAS]
-        rates = self._sweep(f"confirm-{it:02d}", self.seed + CONFIRM_SEED_OFFSET + it,
-                            self.budget.confirm_games, lineups)
+        agendas = self.deviations(f"confirm-{it:02d}", self.seed + CONFIRM_SEED_OFFSET + it,
+                                  field, responses)
         rules = self._rules()
-        agendas = {}
-        for i, a in enumerate(AGENDAS):
-            f, d = self._rate(rates, 0, a), self._rate(rates, i + 1, a)
-            agendas[a] = {
-                "win_rate": float(f["rate"]), "ci": [float(f["ci_low"]), float(f["ci_high"])],
-                "fair": deck_share(rules, a), "deviation_gain": float(d["diff"]),
-                "gain_ci": [float(d["diff_ci_low"]), float(d["diff_ci_high"])],
-                "changed_games": int(d["changed_games"]),
-                "best_response": responses[a]}
-        record = {"iteration": it, "mixture": mix, "meta_regret": [float(x) for x in meta_regret],
-                  "population": [len(pops[a]) for a in AGENDAS], "agendas": agendas,
-                  "field": field.describe()}
-        return record
+        for a in AGENDAS:
+            agendas[a]["fair"] = deck_share(rules, a)
+            agendas[a]["start"] = origins[a]
+        return {"iteration": it, "mixture": mix, "meta_regret": [float(x) for x in meta_regret],
+                "population": [len(pops[a]) for a in AGENDAS], "agendas": agendas,
+                "field": field.describe()}
+
+    def audit(self, c: int) -> dict:
+        """New best responses against iteration c's field, from other starts than its own
+        search's (the field's heaviest strategy, exploit's start, the planner's defaults) on
+        fresh seeds, confirmed on fresh games: per Agenda, as `deviations`."""
+        pops, mix = self.state["populations"], self.state["iterations"][c]["mixture"]
+        field = field_lineup(pops, mix)
+        responses = {}
+        for a in AGENDAS:
+            self.say(f"audit of the field of iteration {c}: best response of the {a}")
+            starts = [pops[a][int(np.argmax(mix[a]))], exploit_start(a), {}]
+            responses[a], _ = self.best_response(
+                f"audit-{c:02d}-{a}", self.seed + search_seed(AUDIT_SEED_OFFSET, c, a, 0),
+                a, field, starts)
+        self.say(f"audit of the field of iteration {c}: confirming on a fresh seed")
+        return self.deviations(f"audit-{c:02d}-confirm",
+                               self.seed + AUDIT_CONFIRM_SEED_OFFSET + c, field, responses)
 
     def _rules(self):
         from fbsim.rules import load_rules, nest
@@ -311,6 +432,14 @@ class Search:
                 + "; deviation gains " + ", ".join(
                 f"{a} {100 * r['deviation_gain']:+.1f} (<= {100 * r['gain_ci'][1]:+.1f})"
                 for a, r in record["agendas"].items()))
+        while not self.audited():
+            c = self.chosen()
+            found = self.audit(c)
+            self.state.setdefault("audits", {})[str(c)] = found
+            self._save()
+            self.say(f"audit of the field of iteration {c}: deviation gains " + ", ".join(
+                f"{a} {100 * r['deviation_gain']:+.1f} (<= {100 * r['gain_ci'][1]:+.1f})"
+                for a, r in found.items()))
         return self.summary()
 
     def measures(self) -> dict:
@@ -356,19 +485,19 @@ class Search:
 
     def chosen(self) -> int:
         """The iteration whose field is the answer: the last one of a converged search,
-        else the least exploitable one found (lowest largest deviation gain, upper ends of
-        the intervals; ties: the later)."""
+        else the least exploitable one found (lowest largest deviation gain that any search
+        or audit confirmed against it, upper ends of the intervals; ties: the later)."""
         its = self.state["iterations"]
         if self.converged():
             return len(its) - 1
-        worst = [max(r["gain_ci"][1] for r in i["agendas"].values()) for i in its]
-        return min(range(len(its)), key=lambda k: (worst[k], -k))
+        return min(range(len(its)), key=lambda k: (self.worst_gain(k), -k))
 
     def summary(self) -> dict:
         its = self.state["iterations"]
         pick = its[self.chosen()]
-        agendas = {a: {k: v for k, v in pick["agendas"][a].items() if k != "best_response"}
-                   for a in AGENDAS}  # in the Agendas' order (a resumed state is sorted)
+        gains = self.gains(self.chosen())  # in the Agendas' order (a resumed state is sorted)
+        agendas = {a: {k: v for k, v in gains[a].items() if k not in ("best_response", "start")}
+                   for a in AGENDAS}
         measures = self.measures()
         for r in agendas.values():
             if "changed_games" not in r:  # a state recorded with normal intervals
@@ -380,6 +509,7 @@ class Search:
             r["seat_share"] = r["fair"]
             r["fair"] = fair_win_rate(r["seat_share"], measures["everyone_loses"]["rate"])
         return {"agendas": agendas, "iterations": len(its), "field_iteration": self.chosen(),
+                "audited": sorted(int(k) for k in self.state.get("audits", {})),
                 "games": self.state["games"], "converged": self.converged(),
                 "tolerance": self.budget.tolerance, "stability": self.budget.stability,
                 "last_three_move": self.moves(), "meta_regret": pick["meta_regret"],
@@ -413,6 +543,8 @@ def gain_text(r: dict) -> str:
     digits = 3 if max(abs(lo), abs(hi)) < 0.1 else 1
     changed = (f"; {r['changed_games']:,} games changed" if r.get("changed_games") is not None
                else "")
+    if r.get("found_by") == "audit":
+        changed += "; found by an audit"
     return (f"{100 * r['deviation_gain']:+.{digits}f} points [{lo:+.{digits}f}, "
             f"{hi:+.{digits}f}]{changed}")
 
