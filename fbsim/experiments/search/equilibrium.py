@@ -558,6 +558,10 @@ def field_file_text(search: Search, summary: dict) -> str:
     if not summary["converged"]:
         lines.append(f"not converged: this is the least exploitable field found (iteration "
                      f"{summary['field_iteration']}), an approximate equilibrium")
+    if summary.get("audited"):
+        lines.append("fields audited (new best responses on fresh seeds): iterations "
+                     + ", ".join(map(str, summary["audited"])) + "; a gain is the largest "
+                     "that any search or audit confirmed")
     lines.append("")
     for a, r in summary["agendas"].items():
         lines.append(f"{a}: wins {rate_text(r)} (fair {pc(r['fair'])}); deviation gain "
@@ -618,13 +622,16 @@ def write_summary_md(out: Path, doc: dict) -> Path:
     if not all(s["converged"] for s in doc["players"].values()):
         lines += ["", "Where the search did not converge, the field is the least exploitable "
                   "one it found (its iteration in the table below), an approximate equilibrium "
-                  "whose deviation gains are the ones shown."]
-    lines += ["", "| players | iterations | field of iteration | games | converged | win rates "
-              "moved (last three iterations) | collapse | everyone loses | accusation "
-              "accuracy |", "|---|---|---|---|---|---|---|---|---|"]
+                  "whose deviation gains are the ones shown: the largest that the search or an "
+                  "audit of the field (new best responses on fresh seeds) confirmed."]
+    lines += ["", "| players | iterations | field of iteration | audited | games | converged | "
+              "win rates moved (last three iterations) | collapse | everyone loses | "
+              "accusation accuracy |", "|---|---|---|---|---|---|---|---|---|---|"]
     for n, s in doc["players"].items():
         acc = s["accusation_accuracy"]
-        lines.append(f"| {n} | {s['iterations']} | {s['field_iteration']} | {s['games']:,} | "
+        audited = ", ".join(map(str, s.get("audited", []))) or "-"
+        lines.append(f"| {n} | {s['iterations']} | {s['field_iteration']} | {audited} | "
+                     f"{s['games']:,} | "
                      f"{'yes' if s['converged'] else 'no'} | "
                      f"{100 * max(s['last_three_move'].values()):.1f} points | "
                      f"{pc(s['collapse']['rate'])} | {pc(s['everyone_loses']['rate'])} | "
@@ -652,7 +659,9 @@ def format_summary(players: int, s: dict) -> str:
              f"{100 * s['tolerance']:.0f} points; win rates moved {100 * moved:.1f} points "
              "over the last three iterations)" + ("" if s["converged"] else
                                                   f"; the least exploitable field found: "
-                                                  f"iteration {s['field_iteration']}")]
+                                                  f"iteration {s['field_iteration']}")
+             + (f"; audited: iterations {', '.join(map(str, s['audited']))}"
+                if s.get("audited") else "")]
     for a, r in s["agendas"].items():
         lines.append(f"  {a:<16} wins {rate_text(r)}, fair {pc(r['fair'])}; deviation gain "
                      f"{gain_text(r)}; mixture of {sum(1 for w in s['mixture'][a] if w > 0)}")
