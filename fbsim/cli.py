@@ -755,9 +755,10 @@ def equilibrium_cmd(
     search_games: Annotated[str, typer.Option(
         help="Games per candidate and generation.")] = "5000",
     starts: Annotated[int, typer.Option(
-        help="Starts of each best-response search: the population's strongest strategy "
-             "against the field, exploit's start for the Agenda, the previous best response "
-             "(the first N of these).", min=1, max=3)] = 3,
+        help="Starts of each best-response search, the first N of: the population's "
+             "strongest strategy against the field; fbsim exploit's own search (the tunable "
+             "bot's space, from its preset for the Agenda); the previous best response; "
+             "exploit's preset searched in the planner's whole space.", min=1, max=4)] = 3,
     confirm_games: Annotated[str, typer.Option(
         help="Games of each confirmation on a fresh seed.")] = "100000",
     iterations: Annotated[int, typer.Option(help="Iterations at most.", min=1, max=99)] = 12,

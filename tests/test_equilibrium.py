@@ -363,12 +363,13 @@ def test_best_responses_search_from_every_start_and_keep_the_best(tmp_path, monk
     monkeypatch.setattr(eq.Search, "_scores", scores)
     far = {"aim": 700, "tolerance": 0}
     near = eq.exploit_start("opportunist")  # aim 529.5
-    best, start = s.best_response("x", 1000, "opportunist", Lineup(), [far, far, near])
-    assert start == 1  # the duplicate start is searched once: `near` is the second
+    best, start = s.best_response("x", 1000, "opportunist", Lineup(),
+                                  {"far": far, "again": dict(far), "near": near})
+    assert start == "near"  # the duplicate start is not searched again
     assert abs(best["aim"] - 517) < abs(529.5 - 517)
     names = [n for n, _, _ in played]
     assert names[:2] == ["x/start-0/gen-00", "x/start-0/gen-01"]
-    assert names[2:4] == ["x/start-1/gen-00", "x/start-1/gen-01"] and names[-1] == "x/select"
+    assert names[2:4] == ["x/start-2/gen-00", "x/start-2/gen-01"] and names[-1] == "x/select"
     seeds = [sd for _, sd, _ in played]
     assert len(set(seeds)) == len(seeds)  # every sweep on games of its own
     assert played[-1][2] == eq.SELECT_GAMES_FACTOR * s.budget.search_games
@@ -424,3 +425,26 @@ def test_the_planner_space_contains_the_tunable_bot(data):
     for k in a:
         if k != "bot":
             assert np.array_equal(a[k], b[k]), k
+
+
+def test_exploits_search_is_a_start_in_the_tunable_bots_space(tmp_path, monkeypatch):
+    """The "exploit-search" start searches `fbsim exploit`'s own space (the tunable bot's
+    parameters, from its preset) and scores each candidate as the planner that plays it."""
+    from fbsim.experiments.search import equilibrium as eq
+    from fbsim.experiments.search.exploit import PRESETS
+
+    s = eq.Search(3, tmp_path, 0, eq.Budget(generations=1, population=3), None, {})
+    seen = []
+
+    def scores(self, name, seed, games, agenda, field, cands):
+        seen.extend(cands)
+        return [float(c["aim"]) for c in cands]
+
+    monkeypatch.setattr(eq.Search, "_scores", scores)
+    best, start = s.best_response("x", 0, "steward", Lineup(), {eq.EXPLOIT_SEARCH: None})
+    assert start == eq.EXPLOIT_SEARCH
+    preset = Entry.make("planner", from_tunable(PRESETS["steward"])).as_dict()
+    assert seen[0] == preset  # generation 0's first candidate: the mean, exploit's preset
+    for c in seen:  # every candidate a planner strategy of the tunable subspace
+        assert c["futile"] == 0 and c["collapse"] == 0 and c["disguise"] == 0
+        assert c["buy"] in (0, 4) and c["buy_until"] == GL.MAX_ROUNDS

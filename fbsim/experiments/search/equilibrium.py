@@ -12,10 +12,12 @@ the `planner` bot's strategy space, one population per Agenda:
    shared by every seat of that Agenda: `fbsim.policies.field`).
 3. **Best responses.** For each Agenda, the cross-entropy search (`cem`) looks for the
    planner that wins most often against the field, all seats of that Agenda playing it,
-   from several starts (`Budget.starts`): the population's strongest strategy against the
-   field, `fbsim exploit`'s start for the Agenda (its `tunable` preset as a planner), and the
-   Agenda's previous best response. The best and the final mean of every start are compared
-   on a seed none of the searches played, and the winner goes on.
+   from several starts (`Budget.starts`, the first of `START_ORDER`): the population's
+   strongest strategy against the field; `fbsim exploit`'s own search (the `tunable` bot's
+   smaller space, which the planner's contains, from exploit's preset for the Agenda); the
+   Agenda's previous best response; exploit's preset as a planner, searched in the planner's
+   whole space. The best and the final mean of every start are compared on a seed none of
+   the searches played, and the winner goes on.
 4. **Confirmation, on a fresh seed.** The field and each best response against it are played
    on the same fresh games: the field's win rates and each Agenda's *deviation gain* (the best
    response's win rate minus the Agenda's in the field, paired game by game) with 95%
@@ -43,6 +45,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -153,6 +156,32 @@ def exploit_start(agenda: str) -> dict:
     return from_tunable(PRESETS[agenda])
 
 
+# A best response's starts, in the order `Budget.starts` takes them (the audits take
+# "heaviest", "exploit-search" and "defaults"). Each but "exploit-search" is a planner strategy
+# from which the search explores the planner's whole space (DIMS); "exploit-search" is
+# `fbsim exploit`'s own search: the tunable bot's space (`exploit.DIMS`, which the planner's
+# contains: `fbsim.policies.planner.from_tunable`) from its preset for the Agenda.
+START_ORDER = ("population", "exploit-search", "previous", "exploit-start")
+EXPLOIT_SEARCH = "exploit-search"
+
+
+def start_space(agenda: str, start: dict | None) -> tuple[list[Dim], Callable]:
+    """The search box of one start (`start` None: exploit's search) and the map from its
+    candidates to full planner strategies."""
+    if start is None:
+        from fbsim.experiments.search.exploit import DIMS as TUNABLE_DIMS
+        from fbsim.experiments.search.exploit import PRESETS
+        from fbsim.policies.planner import from_tunable
+
+        dims = [Dim(d.name, d.lo, d.hi, d.integer, PRESETS[agenda][d.name])
+                for d in TUNABLE_DIMS]
+        return dims, lambda c: planner(from_tunable(c)).as_dict()
+    start = planner(start).as_dict()  # every parameter (the defaults where not given)
+    dims = [Dim(d.name, d.lo, d.hi, d.integer, min(max(start[d.name], d.lo), d.hi))
+            for d in DIMS]
+    return dims, lambda c: planner(c).as_dict()
+
+
 def distinct(strategies: list[dict]) -> list[dict]:
     """The strategies in order, each planner strategy once (every parameter compared)."""
     seen, out = set(), []
@@ -176,8 +205,9 @@ class Search:
         self.base = {"rules": rules, "set": dict(sets), "players": [players]}
         self.client, self.progress, self.echo, self.force = client, progress, echo, force
         # what the saved state must share to be resumed (more iterations or audits may be
-        # asked)
-        kept = {k: v for k, v in asdict(budget).items() if k not in ("iterations", "audits")}
+        # asked, and other starts: each iteration records the starts it searched from)
+        kept = {k: v for k, v in asdict(budget).items()
+                if k not in ("iterations", "audits", "starts")}
         self.config = {"version": STATE_VERSION, "players": players, "seed": seed,
                        "budget": kept, "rules": rules, "set": dict(sets)}
         self.state = self._load()
@@ -307,30 +337,34 @@ class Search:
         return W
 
     def best_response(self, name: str, seed: int, agenda: str, field: Lineup,
-                      starts: list[dict]) -> tuple[dict, int]:
+                      starts: dict[str, dict | None]) -> tuple[dict, str]:
         """The planner that wins most often in `field` for `agenda`: a cross-entropy search
-        from each start (first seed `seed + 100 * start`, sweeps under `name`/start-k), then
-        the best and the final mean of every start compared on a seed no search played.
-        Returns (the strategy, the start it came from)."""
+        from each start (by label: a planner strategy, or None for exploit's search; first
+        seed `seed + 100 * k` for the k-th, sweeps under `name`/start-k; a start equal to an
+        earlier one is skipped), then the best and the final mean of every start compared on
+        a seed no search played. Returns (the strategy, the label of its start)."""
         b = self.budget
-        finalists, origin = [], []
-        for k, start in enumerate(distinct(starts)[:b.starts]):
-            dims = [Dim(d.name, d.lo, d.hi, d.integer, min(max(start[d.name], d.lo), d.hi))
-                    for d in DIMS]
+        finalists, origin, seen = [], [], []
+        for k, (label, start) in enumerate(starts.items()):
+            key = None if start is None else planner(start).as_dict()
+            if key in seen:
+                continue
+            seen.append(key)
+            dims, full = start_space(agenda, start)
 
-            def score(cands, gen, k=k):
-                return self._scores(f"{name}/start-{k}/gen-{gen:02d}",
-                                    seed + 100 * k + gen, b.search_games, agenda, field, cands)
+            def score(cands, gen, k=k, full=full):
+                return self._scores(f"{name}/start-{k}/gen-{gen:02d}", seed + 100 * k + gen,
+                                    b.search_games, agenda, field, [full(c) for c in cands])
 
             found = cem(score, dims, generations=b.generations, population=b.population,
                         seed=self.seed * 7919 + self.players * 31 + seed + 100 * k)
-            finalists += [found.best, found.best_mean]
-            origin += [k, k]
+            finalists += [full(found.best), full(found.best_mean)]
+            origin += [label, label]
         pool = distinct(finalists)
-        if len(pool) == 1:
-            return pool[0], origin[0]
-        keys = [json.dumps(planner(x).as_dict(), sort_keys=True) for x in finalists]
+        keys = [json.dumps(x, sort_keys=True) for x in finalists]
         where = [origin[keys.index(json.dumps(x, sort_keys=True))] for x in pool]
+        if len(pool) == 1:
+            return pool[0], where[0]
         scores = self._scores(f"{name}/select", seed + 100 * (MAX_STARTS + 1),
                               SELECT_GAMES_FACTOR * b.search_games, agenda, field, pool)
         j = int(np.argmax(scores))  # ties: the first (the earlier start)
@@ -376,11 +410,11 @@ class Search:
         responses, origins = {}, {}
         for a, u in zip(AGENDAS, us, strict=True):
             self.say(f"iteration {it}: best response of the {a}")
-            # the population's strongest pure strategy against the mixture, exploit's start,
-            # the previous best response
-            starts = [pops[a][int(np.argmax(u))], exploit_start(a)]
-            if its:
-                starts.append(its[-1]["agendas"][a]["best_response"])
+            every = {"population": pops[a][int(np.argmax(u))], EXPLOIT_SEARCH: None,
+                     "previous": its[-1]["agendas"][a]["best_response"] if its else None,
+                     "exploit-start": exploit_start(a)}
+            starts = {k: every[k] for k in START_ORDER[:self.budget.starts]
+                      if k != "previous" or its}
             responses[a], origins[a] = self.best_response(
                 f"search-{it:02d}-{a}", self.seed + search_seed(SEARCH_SEED_OFFSET, it, a, 0),
                 a, field, starts)
@@ -398,14 +432,15 @@ class Search:
 
     def audit(self, c: int) -> dict:
         """New best responses against iteration c's field, from other starts than its own
-        search's (the field's heaviest strategy, exploit's start, the planner's defaults) on
+        search's (the field's heaviest strategy, exploit's search, the planner's defaults) on
         fresh seeds, confirmed on fresh games: per Agenda, as `deviations`."""
         pops, mix = self.state["populations"], self.state["iterations"][c]["mixture"]
         field = field_lineup(pops, mix)
         responses = {}
         for a in AGENDAS:
             self.say(f"audit of the field of iteration {c}: best response of the {a}")
-            starts = [pops[a][int(np.argmax(mix[a]))], exploit_start(a), {}]
+            starts = {"heaviest": pops[a][int(np.argmax(mix[a]))], EXPLOIT_SEARCH: None,
+                      "defaults": {}}
             responses[a], _ = self.best_response(
                 f"audit-{c:02d}-{a}", self.seed + search_seed(AUDIT_SEED_OFFSET, c, a, 0),
                 a, field, starts)
