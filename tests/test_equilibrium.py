@@ -448,3 +448,17 @@ def test_exploits_search_is_a_start_in_the_tunable_bots_space(tmp_path, monkeypa
     for c in seen:  # every candidate a planner strategy of the tunable subspace
         assert c["futile"] == 0 and c["collapse"] == 0 and c["disguise"] == 0
         assert c["buy"] in (0, 4) and c["buy_until"] == GL.MAX_ROUNDS
+
+
+def test_a_search_resumes_with_more_iterations_audits_or_other_starts(tmp_path):
+    """The budget's iterations, audits and starts may change between runs of one search
+    (each iteration records its starts); anything else is another search."""
+    from fbsim.experiments.search import equilibrium as eq
+
+    s = eq.Search(3, tmp_path, 0, eq.Budget(iterations=2, audits=1, starts=3), None, {})
+    s.state["iterations"] = [{"mark": 1}]
+    s._save()
+    again = eq.Search(3, tmp_path, 0, eq.Budget(iterations=9, audits=0, starts=1), None, {})
+    assert again.state["iterations"] == [{"mark": 1}]
+    with pytest.raises(UsageError, match="another --out"):
+        eq.Search(3, tmp_path, 0, eq.Budget(search_games=999), None, {})

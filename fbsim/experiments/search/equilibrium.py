@@ -75,6 +75,7 @@ CONFIRM_SEED_OFFSET = 2_000_000  # confirmations: + iteration (fresh games every
 AUDIT_SEED_OFFSET = 3_000_000  # audits of iteration c's field: + 10_000 * c, as above
 AUDIT_CONFIRM_SEED_OFFSET = 4_000_000  # their confirmation: + c
 SELECT_GAMES_FACTOR = 4  # the finalists' comparison plays this many x search_games
+RESUMABLE = ("iterations", "audits", "starts")  # budget a saved search may be resumed with
 LEGACY_TIEBREAK = 1e-7  # x mean Legacy (< 100): below one game in 10^5 of win rate
 LEAKAGE_GAMES = 2_000  # reference-engine games replayed to measure Agenda leakage
 
@@ -206,8 +207,7 @@ class Search:
         self.client, self.progress, self.echo, self.force = client, progress, echo, force
         # what the saved state must share to be resumed (more iterations or audits may be
         # asked, and other starts: each iteration records the starts it searched from)
-        kept = {k: v for k, v in asdict(budget).items()
-                if k not in ("iterations", "audits", "starts")}
+        kept = {k: v for k, v in asdict(budget).items() if k not in RESUMABLE}
         self.config = {"version": STATE_VERSION, "players": players, "seed": seed,
                        "budget": kept, "rules": rules, "set": dict(sets)}
         self.state = self._load()
@@ -222,9 +222,13 @@ class Search:
             except (OSError, ValueError) as e:
                 raise UsageError(f"{path}: cannot resume the search ({e}); run again with "
                                  "--force to start it over") from None
-            if state.get("config") != self.config:
+            saved = dict(state.get("config") or {})
+            saved["budget"] = {k: v for k, v in saved.get("budget", {}).items()
+                               if k not in RESUMABLE}
+            if saved != self.config:
                 raise UsageError(f"{path}: a search with other settings is in this folder; "
                                  "give another --out, or --force to start it over")
+            state["config"] = self.config
             return state
         return {"config": self.config, "populations": {a: [planner(x).as_dict() for x in SEEDS[a]]
                                 for a in AGENDAS},
