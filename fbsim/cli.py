@@ -750,7 +750,7 @@ def equilibrium_cmd(
     cell_games: Annotated[str, typer.Option(
         help="Games per cell of the payoff table.")] = "20000",
     generations: Annotated[int, typer.Option(
-        help="Generations of each start of a best-response search.", min=1, max=99)] = 8,
+        help="Generations of each start of a best-response search (1 to 99).")] = 8,
     population: Annotated[int, typer.Option(help="Candidates per generation.", min=2)] = 12,
     search_games: Annotated[str, typer.Option(
         help="Games per candidate and generation.")] = "5000",
@@ -758,10 +758,10 @@ def equilibrium_cmd(
         help="Starts of each best-response search, the first N of: the population's "
              "strongest strategy against the field; fbsim exploit's own search (the tunable "
              "bot's space, from its preset for the Agenda); the previous best response; "
-             "exploit's preset searched in the planner's whole space.", min=1, max=4)] = 3,
+             "exploit's preset searched in the planner's whole space (1 to 4).")] = 3,
     confirm_games: Annotated[str, typer.Option(
         help="Games of each confirmation on a fresh seed.")] = "100000",
-    iterations: Annotated[int, typer.Option(help="Iterations at most.", min=1, max=99)] = 12,
+    iterations: Annotated[int, typer.Option(help="Iterations at most (1 to 99).")] = 12,
     audits: Annotated[int, typer.Option(
         help="Audits of the chosen field at most: new best responses against it on fresh "
              "seeds; one that finds a larger gain moves the choice to the next least "

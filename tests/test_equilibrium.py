@@ -227,7 +227,10 @@ def test_equilibrium_end_to_end_writes_the_field_and_summary_and_resumes(capsys,
 def test_equilibrium_rejects_bad_input(capsys, tmp_path):
     for args, message in ((["--players", "7"], "--players: table sizes are 3 to 6"),
                           (["--cell-games", "10"], "--cell-games: at least 100 games"),
-                          (["--confirm-games", "lots"], "--confirm-games")):
+                          (["--confirm-games", "lots"], "--confirm-games"),
+                          (["--iterations", "100"], "--iterations: 1 to 99, got 100"),
+                          (["--generations", "0"], "--generations: 1 to 99, got 0"),
+                          (["--starts", "5"], "--starts: 1 to 4, got 5")):
         code, _, err = run(capsys, "equilibrium", "--out", tmp_path / "x", *args)
         assert code == 2
         assert message in err and err.count("\n") == 1

@@ -65,12 +65,12 @@ from fbsim.policies.field import COMPONENTS, field_params
 STATE_VERSION = 2  # 2: best responses from several starts, audits of the chosen field
 AGENDAS = L.AGENDA_NAMES  # steward, opportunist, accelerationist: the roles, in order
 MAX_ITERATIONS = 99  # the seeds below leave room for this many iterations ...
-MAX_STARTS = 8  # ... this many starts per best response ...
-MAX_GENERATIONS = 99  # ... and this many generations per start
+MAX_GENERATIONS = 99  # ... and this many generations per start (Budget checks both)
 CELL_SEED_OFFSET = 0  # the payoff table's games
 # best responses of iteration `it` (`search_seed`): + 10_000 * it + 1_000 * agenda
-# + 100 * start + generation; the comparison of the starts' finalists: start MAX_STARTS + 1
+# + 100 * start + generation (starts 0..3); the comparison of the starts' finalists: + 900
 SEARCH_SEED_OFFSET = 10_000
+SELECT_SEED_OFFSET = 900
 CONFIRM_SEED_OFFSET = 2_000_000  # confirmations: + iteration (fresh games every time)
 AUDIT_SEED_OFFSET = 3_000_000  # audits of iteration c's field: + 10_000 * c, as above
 AUDIT_CONFIRM_SEED_OFFSET = 4_000_000  # their confirmation: + c
@@ -124,6 +124,14 @@ class Budget:
     tolerance: float = 0.03  # deviation gain (upper end of its 95% interval) that stops
     stability: float = 0.03  # ... once the win rates moved no more over three iterations
 
+    def __post_init__(self):
+        # the seeds of the searches leave room for this much (SEARCH_SEED_OFFSET)
+        for flag, v, hi in (("--iterations", self.iterations, MAX_ITERATIONS),
+                            ("--generations", self.generations, MAX_GENERATIONS),
+                            ("--starts", self.starts, len(START_ORDER))):
+            if not 1 <= v <= hi:
+                raise UsageError(f"{flag}: 1 to {hi}, got {v}")
+
 
 def planner(params: dict) -> Entry:
     return Entry.make("planner", params)
@@ -143,10 +151,10 @@ def field_lineup(pops: dict[str, list[dict]], mix: dict[str, list[float]]) -> Li
     return Lineup({a: field_entry(pops[a], np.asarray(mix[a])) for a in AGENDAS})
 
 
-def search_seed(base: int, it: int, agenda: str, start: int) -> int:
-    """The seed of generation 0 of one start of a best response (`base`: SEARCH_ or
-    AUDIT_SEED_OFFSET); generation g plays this + g."""
-    return base + 10_000 * it + 1_000 * AGENDAS.index(agenda) + 100 * start
+def search_seed(base: int, it: int, agenda: str) -> int:
+    """The first seed of one best response (`base`: SEARCH_ or AUDIT_SEED_OFFSET): its start
+    k plays generation g on this + 100 * k + g, its finalists this + SELECT_SEED_OFFSET."""
+    return base + 10_000 * it + 1_000 * AGENDAS.index(agenda)
 
 
 def exploit_start(agenda: str) -> dict:
@@ -181,18 +189,6 @@ def start_space(agenda: str, start: dict | None) -> tuple[list[Dim], Callable]:
     dims = [Dim(d.name, d.lo, d.hi, d.integer, min(max(start[d.name], d.lo), d.hi))
             for d in DIMS]
     return dims, lambda c: planner(c).as_dict()
-
-
-def distinct(strategies: list[dict]) -> list[dict]:
-    """The strategies in order, each planner strategy once (every parameter compared)."""
-    seen, out = set(), []
-    for x in strategies:
-        full = planner(x).as_dict()
-        key = json.dumps(full, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            out.append(full)
-    return out
 
 
 class Search:
@@ -348,7 +344,7 @@ class Search:
         earlier one is skipped), then the best and the final mean of every start compared on
         a seed no search played. Returns (the strategy, the label of its start)."""
         b = self.budget
-        finalists, origin, seen = [], [], []
+        pool, where, seen = [], [], []
         for k, (label, start) in enumerate(starts.items()):
             key = None if start is None else planner(start).as_dict()
             if key in seen:
@@ -362,14 +358,13 @@ class Search:
 
             found = cem(score, dims, generations=b.generations, population=b.population,
                         seed=self.seed * 7919 + self.players * 31 + seed + 100 * k)
-            finalists += [full(found.best), full(found.best_mean)]
-            origin += [label, label]
-        pool = distinct(finalists)
-        keys = [json.dumps(x, sort_keys=True) for x in finalists]
-        where = [origin[keys.index(json.dumps(x, sort_keys=True))] for x in pool]
+            for x in (full(found.best), full(found.best_mean)):
+                if x not in pool:  # each strategy once, with the first start that found it
+                    pool.append(x)
+                    where.append(label)
         if len(pool) == 1:
             return pool[0], where[0]
-        scores = self._scores(f"{name}/select", seed + 100 * (MAX_STARTS + 1),
+        scores = self._scores(f"{name}/select", seed + SELECT_SEED_OFFSET,
                               SELECT_GAMES_FACTOR * b.search_games, agenda, field, pool)
         j = int(np.argmax(scores))  # ties: the first (the earlier start)
         return pool[j], where[j]
@@ -420,7 +415,7 @@ class Search:
             starts = {k: every[k] for k in START_ORDER[:self.budget.starts]
                       if k != "previous" or its}
             responses[a], origins[a] = self.best_response(
-                f"search-{it:02d}-{a}", self.seed + search_seed(SEARCH_SEED_OFFSET, it, a, 0),
+                f"search-{it:02d}-{a}", self.seed + search_seed(SEARCH_SEED_OFFSET, it, a),
                 a, field, starts)
         self.say(f"iteration {it}: confirming on a fresh seed "
                  f"({self.budget.confirm_games:,} games)")
@@ -446,7 +441,7 @@ class Search:
             starts = {"heaviest": pops[a][int(np.argmax(mix[a]))], EXPLOIT_SEARCH: None,
                       "defaults": {}}
             responses[a], _ = self.best_response(
-                f"audit-{c:02d}-{a}", self.seed + search_seed(AUDIT_SEED_OFFSET, c, a, 0),
+                f"audit-{c:02d}-{a}", self.seed + search_seed(AUDIT_SEED_OFFSET, c, a),
                 a, field, starts)
         self.say(f"audit of the field of iteration {c}: confirming on a fresh seed")
         return self.deviations(f"audit-{c:02d}-confirm",
@@ -468,17 +463,13 @@ class Search:
             self._save()
             self.say(f"iteration {it}: field " + ", ".join(
                 f"{a} {100 * r['win_rate']:.1f}%" for a, r in record["agendas"].items())
-                + "; deviation gains " + ", ".join(
-                f"{a} {100 * r['deviation_gain']:+.1f} (<= {100 * r['gain_ci'][1]:+.1f})"
-                for a, r in record["agendas"].items()))
+                + "; " + gains_line(record["agendas"]))
         while not self.audited():
             c = self.chosen()
             found = self.audit(c)
             self.state.setdefault("audits", {})[str(c)] = found
             self._save()
-            self.say(f"audit of the field of iteration {c}: deviation gains " + ", ".join(
-                f"{a} {100 * r['deviation_gain']:+.1f} (<= {100 * r['gain_ci'][1]:+.1f})"
-                for a, r in found.items()))
+            self.say(f"audit of the field of iteration {c}: " + gains_line(found))
         return self.summary()
 
     def measures(self) -> dict:
@@ -561,6 +552,13 @@ class Search:
         name the first strategies of each population)."""
         pick = self.state["iterations"][self.chosen()]
         return field_lineup(self.state["populations"], pick["mixture"])
+
+
+def gains_line(agendas: dict) -> str:
+    """Each Agenda's deviation gain and the upper end of its interval, in points."""
+    return "deviation gains " + ", ".join(
+        f"{a} {100 * r['deviation_gain']:+.1f} (<= {100 * r['gain_ci'][1]:+.1f})"
+        for a, r in agendas.items())
 
 
 def finite(x: float) -> float | None:
