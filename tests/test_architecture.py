@@ -176,3 +176,37 @@ def test_private_import_check_can_fail(tmp_path, monkeypatch, source, expected):
     (pkg / "user.py").write_text(source)
     monkeypatch.setattr(f"{__name__}.ROOT", pkg)
     assert len(private_imports(modules())) == expected
+
+
+# R-I2: a bot reads its own private block through `fbsim.game.public.mine`, never by indexing
+# the view's private section (which, in the kernel, holds every seat's block)
+PRIVATE_NAMES = ("PRIV", "V_PRIVATE_START")
+
+
+def private_indexing(source: str) -> list[int]:
+    """Lines of `source` that index an array with a private field of the view (V_MY_*,
+    PRIV, V_PRIVATE_START) other than through `mine`."""
+    bad = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Subscript):
+            names = {n.attr if isinstance(n, ast.Attribute) else n.id
+                     for n in ast.walk(node.slice) if isinstance(n, (ast.Attribute, ast.Name))}
+            if any(n.startswith("V_MY_") or n in PRIVATE_NAMES for n in names):
+                bad.append(node.lineno)
+    return bad
+
+
+def test_R_I2_bots_read_their_private_block_only_through_mine():
+    files = sorted((ROOT / "policies").glob("*.py")) + [ROOT / "game" / "legal.py"]
+    found = {f.name: private_indexing(f.read_text()) for f in files}
+    assert not {k: v for k, v in found.items() if v}
+
+
+@pytest.mark.parametrize("source,expected", [
+    ("x = V[L.V_MY_CAPITAL]", [1]),
+    ("x = V[L.V_MY_CAPITAL + V[L.V_SEAT] * L.PRIV]", [1]),
+    ("x = V[L.V_PRIVATE_START + 3]", [1]),
+    ("x = mine(V, L.V_MY_CAPITAL) + V[L.V_DIAL]", []),
+])
+def test_private_indexing_check_can_fail(source, expected):
+    assert private_indexing(source) == expected

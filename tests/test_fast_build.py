@@ -22,7 +22,7 @@ from fbsim.kernel import Records, bot_arrays, columns, simulate
 from fbsim.kernel import layout as KL
 from fbsim.kernel.build import build_for, kernel_build
 from fbsim.kernel.dispatch import DECISIONS, compiled_bots
-from fbsim.kernel.lockstep import first_difference, kernel_view
+from fbsim.kernel.lockstep import first_difference, kernel_view, visible
 from fbsim.policies import registry
 from fbsim.rules import load_rules, rules_vector
 from tests.strategies import lineup_st, rules_st, seed_st
@@ -120,19 +120,19 @@ def test_fast_build_agrees_with_reference_step_by_step(players, lineup):
 # the hidden state of a seat (R-I2): what a rival may not see
 HIDDEN = (KL.S_CAPITAL, KL.S_MASKS, KL.S_WORKS, KL.S_COOL, KL.S_BURN, KL.S_MCOOL,
           KL.S_MBURN, KL.S_FREE_WORKS, KL.S_BOUGHT, KL.S_FOG_IN_ROUND, KL.S_FOG_IN,
-          KL.S_FOG_REQ, KL.S_FOG_REC, KL.S_COOL_MASKED_T, KL.S_BURN_MASKED_T)
+          KL.S_FOG_REQ, KL.S_FOG_REC, KL.S_COOL_MASKED_T, KL.S_BURN_MASKED_T, KL.S_REQUEST)
 
 
-def perturbed(S, seat: int, n: int, rnd: random.Random) -> np.ndarray:
-    S2 = S.copy()
+def perturbed(W, seat: int, n: int, rnd: random.Random) -> np.ndarray:
+    W2 = W.copy()
     for t in range(n):
         if t == seat:
             continue
         for f in HIDDEN:
-            S2[KL.seat_index(f, t)] = rnd.randrange(0, 40)
-        if S[KL.seat_index(KL.S_REVEALED, t)] == 0:
-            S2[KL.seat_index(KL.S_AGENDA, t)] = rnd.randrange(L.N_AGENDAS)
-    return S2
+            W2[KL.seat_index(f, t)] = rnd.randrange(0, 40)
+        if W[KL.seat_index(KL.S_REVEALED, t)] == 0:
+            W2[KL.seat_index(KL.S_AGENDA, t)] = rnd.randrange(L.N_AGENDAS)
+    return W2
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
@@ -140,50 +140,52 @@ def perturbed(S, seat: int, n: int, rnd: random.Random) -> np.ndarray:
        perturb=st.integers(0, 2**32), random_lineup=st.booleans())
 def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
         seed, game, players, perturb, random_lineup):
-    """At every step of a game played by the fast build, each seat's view of every decision,
-    written by that build, is the same when the rivals' hidden state is changed at random;
-    so is every bot's answer to it. The seat's own hidden state does reach its view."""
+    """At every step of a game played by the fast build, every bot's answer to each decision
+    is the same when the rivals' hidden state is changed at random in the very array the bot
+    is handed (the kernel keeps every seat's private block in the view section: a bot must
+    read only its own, `fbsim.game.public.mine`); what the seat may know of it is unchanged
+    too. The seat's own hidden state does reach its view."""
     rules = load_rules(players=players)
     lu = parse_lineup("random" if random_lineup else None)
     build = build_for(lu)
     K = build.module
     R = rules_vector(rules)
     P, by_agenda, seat_bot = bot_arrays(rules, lu, build)
-    V = np.zeros(L.V_SIZE, dtype=np.int64)
-    S = np.zeros(KL.S_SIZE, dtype=np.int64)
+    W = np.zeros(KL.S_SIZE, dtype=np.int64)
     deck_total, agenda_total = K.scratch_sizes(R)
     deck = np.zeros(deck_total, dtype=np.int64)
     agenda_deck = np.zeros(agenda_total, dtype=np.int64)
     T = np.zeros(1, dtype=np.int64)
-    K.setup(R, by_agenda, seat_bot, np.int64(seed), np.int64(game), V, S, deck, agenda_deck)
+    K.setup(R, by_agenda, seat_bot, np.int64(seed), np.int64(game), W, deck, agenda_deck)
     rnd = random.Random(perturb)
     checks = 0
     decisions = (L.DP_COMMIT, L.DP_FOG, L.DP_MARKET, L.DP_ACCUSE)
     for r in range(1, rules.rounds + 1):
-        V[L.V_ROUND] = r
+        W[L.V_ROUND] = r
         for k in range(K.N_ROUND_STEPS):
             for s in range(players):
-                entry = int(S[KL.seat_index(KL.S_ENTRY, s)])
-                bot = registry()[build.bots[int(S[KL.seat_index(KL.S_BOT, s)])]]
+                entry = int(W[KL.seat_index(KL.S_ENTRY, s)])
+                bot = registry()[build.bots[int(W[KL.seat_index(KL.S_BOT, s)])]]
                 for d in decisions:
-                    view = kernel_view(K, V, S, s, d)
-                    other = kernel_view(K, V, perturbed(S, s, players, rnd), s, d)
-                    assert np.array_equal(view, other), (r, k, s, d)
+                    view = kernel_view(K, W, s, d)
+                    other = kernel_view(K, perturbed(W, s, players, rnd), s, d)
+                    assert not np.array_equal(view, other)  # the rivals' blocks did change
+                    assert np.array_equal(visible(view, s), visible(other, s)), (r, k, s, d)
                     fn = getattr(bot, DECISIONS[decisions.index(d)])
                     a = fn(R, view, P[entry], np.int64(seed), np.int64(game))
                     b = fn(R, other, P[entry], np.int64(seed), np.int64(game))
-                    assert np.array_equal(np.asarray(a), np.asarray(b))
+                    assert np.array_equal(np.asarray(a), np.asarray(b)), (r, k, s, d)
                     checks += 1
-                mine = S.copy()
+                mine = W.copy()
                 mine[KL.seat_index(KL.S_CAPITAL, s)] += 1 + rnd.randrange(9)
-                assert not np.array_equal(kernel_view(K, V, mine, s, L.DP_COMMIT),
-                                          kernel_view(K, V, S, s, L.DP_COMMIT))
-            K.round_step(k, R, P, V, S, players, r, np.int64(seed), np.int64(game), deck, T)
-            if S[KL.S_OVER] == 1:
+                assert not np.array_equal(visible(kernel_view(K, mine, s, L.DP_COMMIT), s),
+                                          visible(kernel_view(K, W, s, L.DP_COMMIT), s))
+            K.round_step(k, R, P, W, players, r, np.int64(seed), np.int64(game), deck, T)
+            if W[KL.S_OVER] == 1:
                 break
-        if S[KL.S_OVER] == 1:
+        if W[KL.S_OVER] == 1:
             break
-        K.close_round(R, V, S, players, r)
+        K.close_round(R, W, players, r)
     assert checks >= players * len(decisions)
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from fbsim.errors import ConfigError, ScriptError
 from fbsim.game import layout as L
+from fbsim.game.public import mine
 from fbsim.policies import bot_names
 from fbsim.policies.scripted import ScriptedPolicy
 from fbsim.reference import engine
@@ -211,7 +212,7 @@ def test_R_S4_script_cannot_deal_more_cards_than_the_deck_holds():
 def test_R_S4_agendas_are_dealt_face_down():
     g, _ = build(doc())
     V = player_view(g, 0, L.DP_COMMIT)
-    assert V[L.V_MY_AGENDA] == L.STEWARD
+    assert mine(V, L.V_MY_AGENDA) == L.STEWARD
     assert list(V[L.V_REVEALED_AGENDA:L.V_REVEALED_AGENDA + 3]) == [-1, -1, -1]
 
 
@@ -448,8 +449,13 @@ def test_R_V1_reveal_shows_open_counts_with_owner_and_fog_totals_only():
     assert (V[L.V_LAST_FOG_COOL], V[L.V_LAST_FOG_BURN]) == (2, 1)
     # Agendas stay hidden, and seat 2's private fields are its own (no masks used)
     assert list(V[L.V_REVEALED_AGENDA:L.V_REVEALED_AGENDA + 3]) == [-1, -1, -1]
-    assert V[L.V_MY_CAPITAL] == 10
-    assert V[L.V_MY_MASKED_COOL_TOTAL] == 0
+    assert mine(V, L.V_MY_CAPITAL) == 10
+    assert mine(V, L.V_MY_MASKED_COOL_TOTAL) == 0
+    # ... in seat 2's own block of the private section; the other seats' blocks are empty
+    assert V[L.V_MY_CAPITAL + 2 * L.PRIV] == 10
+    others = [V[L.V_PRIVATE_START + t * L.PRIV:L.V_PRIVATE_START + (t + 1) * L.PRIV]
+              for t in range(L.MAX_PLAYERS) if t != 2]
+    assert not any(b.any() for b in others)
 
 
 def test_R_V2_dial_moves_by_all_chips_fog_included():

@@ -14,7 +14,8 @@ constants under numba. Bump ``LAYOUT_VERSION`` whenever an index changes.
 
 from __future__ import annotations
 
-LAYOUT_VERSION = 5  # 5: R_FLIP_WHEN, R_REVEALED_ACCUSABLE, R_ACCEL_HEAT_OWN_ONLY; D8 a mode
+LAYOUT_VERSION = 6  # 5: R_FLIP_WHEN, R_REVEALED_ACCUSABLE, R_ACCEL_HEAT_OWN_ONLY; D8 a mode
+# 6: the view's private section holds one block per seat (a player reads its own: `mine`)
 
 MAX_PLAYERS = 6
 MAX_ROUNDS = 16
@@ -72,8 +73,8 @@ PURPOSE_FIELD = 12  # the field bot's choice of component (fbsim.policies.field)
 class Fields:
     """Hands out consecutive indices of a flat vector: `take(n)` reserves n slots."""
 
-    def __init__(self):
-        self.size = 0
+    def __init__(self, start: int = 0):
+        self.size = start
 
     def take(self, n: int = 1) -> int:
         start = self.size
@@ -244,7 +245,13 @@ V_PAID_TOTAL = _take(MAX_PLAYERS)  # times a cornered player chose to pay
 V_ELIGIBLE = _take(MAX_PLAYERS)  # 1 if the seat may be pointed at now (R-A1)
 V_ACCUSERS = _take()  # when cornered: how many pointed at me (R-A4)
 V_CORNER_COST = _take()  # when cornered: what paying costs
-# private to the deciding player (R-I2)
+# private (R-I2): one block per seat, seat s's at V_PRIVATE_START + s * PRIV. The V_MY_*
+# indices are seat 0's; a bot reads its own field F as `fbsim.game.public.mine(V, F)`
+# (V[F + V[V_SEAT] * PRIV]). The reference engine writes only the deciding seat's block (the
+# others stay 0); the kernel keeps every seat's block in place, so that asking a seat copies
+# nothing, and no bot reads another seat's block (`tests/test_fast_build.py` changes the
+# rivals' blocks and checks every answer; the engines' agreement would break too).
+V_PRIVATE_START = _take(0)
 V_MY_CAPITAL = _take()
 V_MY_AGENDA = _take()
 V_MY_MASKS = _take()
@@ -261,8 +268,8 @@ V_MY_REQUESTED_TOTAL = _take()
 V_MY_RECEIVED_TOTAL = _take()
 V_MY_MASKED_COOL_TOTAL = _take()
 V_MY_MASKED_BURN_TOTAL = _take()
+PRIV = _take(0) - V_PRIVATE_START  # one seat's private block
+_take((MAX_PLAYERS - 1) * PRIV)  # the other seats' blocks
 V_SIZE = _take(0)
 
-# first index of the private part: everything from here on is the decider's own
-V_PRIVATE_START = V_MY_CAPITAL
 del _take

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
-from fbsim.game.public import asset_field, my_burn_pay
+from fbsim.game.public import asset_field, mine, my_burn_pay
 
 
 @shared
@@ -16,11 +16,11 @@ def commit_is_legal(R, V, works, cool, burn, mcool, mburn):
         return False  # R-C1
     if mcool < 0 or mburn < 0 or mcool > cool or mburn > burn:
         return False  # R-C2
-    if mcool + mburn > V[L.V_MY_MASKS]:
+    if mcool + mburn > mine(V, L.V_MY_MASKS):
         return False  # R-C2
     open_burn = burn - mburn
     # R-C3: cooling is charged from Capital now plus open-burn pay only
-    return cool * R[L.R_COOL_COST] <= V[L.V_MY_CAPITAL] + open_burn * my_burn_pay(R, V)
+    return cool * R[L.R_COOL_COST] <= mine(V, L.V_MY_CAPITAL) + open_burn * my_burn_pay(R, V)
 
 
 @shared
@@ -31,9 +31,9 @@ def can_buy(R, V, slot):
     kind = V[L.V_MARKET + slot]
     if kind < 0:
         return False
-    if V[L.V_MY_FREE_WORKS] < R[L.R_PURCHASE_LABOUR]:
+    if mine(V, L.V_MY_FREE_WORKS) < R[L.R_PURCHASE_LABOUR]:
         return False
-    return V[L.V_MY_CAPITAL] >= asset_field(R, kind, L.A_PRICE)
+    return mine(V, L.V_MY_CAPITAL) >= asset_field(R, kind, L.A_PRICE)
 
 
 @shared

@@ -21,6 +21,13 @@ def owned(V, seat, kind):
 
 
 @shared
+def mine(V, field):
+    """The deciding player's own private field (R-I2): `field` is a `V_MY_*` index (seat
+    0's block); each seat's block follows the previous one (`fbsim.game.layout.PRIV`)."""
+    return V[field + V[L.V_SEAT] * L.PRIV]
+
+
+@shared
 def my_burn_pay(R, V):
     """R-V3/R-A5: what one open BURN pays the deciding player."""
     if V[L.V_REVEALED_AGENDA + V[L.V_SEAT]] == L.ACCELERATIONIST:

@@ -85,7 +85,6 @@ from fbsim.kernel.layout import (
     S_OVER,
     S_POINTED,
     S_POT_LOST,
-    S_PRIVATE,
     S_REQUEST,
     S_REVEALED,
     S_SIZE,
@@ -117,10 +116,10 @@ def afield(R, k, f):
 
 
 @jit
-def fail(S, code, r, s):
-    if S[S_ERROR] == 0:
-        S[S_ERROR] = code * 1000 + r * 10 + s
-    S[S_OVER] = 1
+def fail(W, code, r, s):
+    if W[S_ERROR] == 0:
+        W[S_ERROR] = code * 1000 + r * 10 + s
+    W[S_OVER] = 1
 
 
 @jit
@@ -132,31 +131,28 @@ def seat_at(first, i, n):
 
 
 @jit
-def is_rev_accel(S, s):
-    return S[S_REVEALED + s] == 1 and S[S_AGENDA + s * PRIV] == L.ACCELERATIONIST
+def is_rev_accel(W, s):
+    return W[S_REVEALED + s] == 1 and W[S_AGENDA + s * PRIV] == L.ACCELERATIONIST
 
 
 @jit
-def write_private(V, S, s, decision):
-    """The deciding seat's private view (R-I2), written over the shared public view: one
-    contiguous copy of the seat's private block (`fbsim.kernel.layout.PRIV`)."""
-    V[L.V_DECISION] = decision
-    V[L.V_SEAT] = s
-    base = S_PRIVATE + s * PRIV
-    for i in range(PRIV):
-        V[L.V_PRIVATE_START + i] = S[base + i]
+def ask(W, s, decision):
+    """Seat s is asked `decision`: its view is the view section of W (R-I1, and its own
+    private block among every seat's, R-I2, which the bot reads by its seat:
+    `fbsim.game.public.mine`); nothing is copied."""
+    W[L.V_DECISION] = decision
+    W[L.V_SEAT] = s
 
 
 # --------------------------------------------------------------------------- setup
 
 
 @jit
-def setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
-    """R-S1..R-S5 (and the deal of R-S4 and shuffle of R-S5), into zeroed V and S."""
-    V[:] = 0
-    S[:] = 0
+def setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
+    """R-S1..R-S5 (and the deal of R-S4 and shuffle of R-S5), into a zeroed W."""
+    W[:] = 0
     n = R[L.R_PLAYERS]
-    S[S_N] = n
+    W[S_N] = n
     # R-S4: shuffle the agenda deck, card s to seat s
     m = 0
     for a in range(L.N_AGENDAS):
@@ -173,238 +169,240 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck):
     shuffle_in_place(deck[:m], seed, game, L.PURPOSE_ASSET_SHUFFLE)
     size = R[L.R_MARKET_SIZE]
     for i in range(L.MAX_MARKET):
-        V[L.V_MARKET + i] = deck[i] if i < size else -1
-    S[S_DECK_POS] = size
-    S[S_DECK_LEN] = m
-    V[L.V_DECK_LEFT] = m - size
-    V[L.V_DIAL] = R[L.R_DIAL_START]  # R-S1
+        W[L.V_MARKET + i] = deck[i] if i < size else -1
+    W[S_DECK_POS] = size
+    W[S_DECK_LEN] = m
+    W[L.V_DECK_LEFT] = m - size
+    W[L.V_DIAL] = R[L.R_DIAL_START]  # R-S1
     for t in range(R[L.R_N_TOKENS]):
-        V[L.V_FLIPPED + t] = R[L.R_TOKEN_START_FLIPPED + t]
-    V[L.V_WORLD_PROJECTION] = project_world(R, V)
+        W[L.V_FLIPPED + t] = R[L.R_TOKEN_START_FLIPPED + t]
+    W[L.V_WORLD_PROJECTION] = project_world(R, W)
     first = R[L.R_FIRST_PLAYER]  # D9
-    V[L.V_FIRST_PLAYER] = first
-    V[L.V_SEAT] = -1
+    W[L.V_FIRST_PLAYER] = first
+    W[L.V_SEAT] = -1
     for s in range(n):
-        V[L.V_REVEALED_AGENDA + s] = -1
+        W[L.V_REVEALED_AGENDA + s] = -1
         a = agenda_deck[s]
-        S[S_AGENDA + s * PRIV] = a
-        S[S_BOT + s] = seat_bot[s] if seat_bot[s] >= 0 else bot_of_agenda[a]
-        S[S_ENTRY + s] = L.N_AGENDAS + s if seat_bot[s] >= 0 else a
-        S[S_MASKS + s * PRIV] = R[L.R_MASKS]
+        W[S_AGENDA + s * PRIV] = a
+        W[S_BOT + s] = seat_bot[s] if seat_bot[s] >= 0 else bot_of_agenda[a]
+        W[S_ENTRY + s] = L.N_AGENDAS + s if seat_bot[s] >= 0 else a
+        W[S_MASKS + s * PRIV] = R[L.R_MASKS]
     for place in range(n):
         s = seat_at(first, place, n)
-        S[S_CAPITAL + s * PRIV] = R[L.R_CAPITAL] + place * R[L.R_STAGGER]  # R-S2, R-S3
+        W[S_CAPITAL + s * PRIV] = R[L.R_CAPITAL] + place * R[L.R_STAGGER]  # R-S2, R-S3
 
 
 # --------------------------------------------------------------------------- the round
 
 
 @jit
-def pay_income(R, V, S, n):
+def pay_income(R, W, n):
     """R-W1 (S_INCOME holds each seat's income, kept up to date at every purchase)."""
     for s in range(n):
-        S[S_CAPITAL + s * PRIV] += S[S_INCOME + s]
+        W[S_CAPITAL + s * PRIV] += W[S_INCOME + s]
 
 
 @jit
-def apply_floor(R, V):
+def apply_floor(R, W):
     """D4."""
-    if R[L.R_FLOOR_ENABLED] == 1 and V[L.V_DIAL] < R[L.R_FLOOR]:
-        V[L.V_DIAL] = R[L.R_FLOOR]
+    if R[L.R_FLOOR_ENABLED] == 1 and W[L.V_DIAL] < R[L.R_FLOOR]:
+        W[L.V_DIAL] = R[L.R_FLOOR]
 
 
 @jit
-def flip_tokens(R, V):
+def flip_tokens(R, W):
     """R-W3: flip every unflipped token whose threshold is reached (or crossed, by
     `tipping.flip_when`); never unflip."""
     for t in range(R[L.R_N_TOKENS]):
-        if V[L.V_FLIPPED + t] == 0 and flips(R, V[L.V_DIAL], R[L.R_TOKEN_THRESHOLD + t]):
-            V[L.V_FLIPPED + t] = 1
+        if W[L.V_FLIPPED + t] == 0 and flips(R, W[L.V_DIAL], R[L.R_TOKEN_THRESHOLD + t]):
+            W[L.V_FLIPPED + t] = 1
 
 
 @jit
-def world_turn(R, V, S, n, r):
+def world_turn(R, W, n, r):
     """R-W1..R-W4."""
     income_first = R[L.R_INCOME_BEFORE_COLLAPSE] == 1
     if income_first:
-        pay_income(R, V, S, n)
+        pay_income(R, W, n)
     delta = R[L.R_BASELINE + r - 1] + R[L.R_BASELINE_OFFSET]  # R-W2, D1
     flipped = 0
     for t in range(R[L.R_N_TOKENS]):
-        flipped += V[L.V_FLIPPED + t]
+        flipped += W[L.V_FLIPPED + t]
     delta += flipped * R[L.R_TOKEN_PENALTY]
-    delta += V[L.V_TABLE_PPM]  # every owned asset's ppm, kept up to date at purchases
-    V[L.V_DIAL] += delta
-    apply_floor(R, V)
-    flip_tokens(R, V)
-    V[L.V_WORLD_PROJECTION] = project_world(R, V)
-    if V[L.V_DIAL] >= R[L.R_COLLAPSE]:  # R-W4
-        S[S_OVER] = 1
-        S[S_END] = L.END_COLLAPSE_WORLD
+    delta += W[L.V_TABLE_PPM]  # every owned asset's ppm, kept up to date at purchases
+    W[L.V_DIAL] += delta
+    apply_floor(R, W)
+    flip_tokens(R, W)
+    W[L.V_WORLD_PROJECTION] = project_world(R, W)
+    if W[L.V_DIAL] >= R[L.R_COLLAPSE]:  # R-W4
+        W[S_OVER] = 1
+        W[S_END] = L.END_COLLAPSE_WORLD
         return
     if not income_first:
-        pay_income(R, V, S, n)
+        pay_income(R, W, n)
 
 
 @jit
-def burn_pay(R, S, s):
-    if is_rev_accel(S, s):
+def burn_pay(R, W, s):
+    if is_rev_accel(W, s):
         return R[L.R_BURN_PAY_REVEALED]
     return R[L.R_BURN_PAY]
 
 
 @jit
-def commit(R, P, V, S, n, r, seed, game, T):
+def commit(R, P, W, n, r, seed, game, T):
     """R-C1..R-C4: the public view does not change while commitments are made."""
+    V = W[:L.V_SIZE]  # what the bots are handed: the view section
     for s in range(n):
-        write_private(V, S, s, L.DP_COMMIT)
-        bot = S[S_BOT + s]
-        works, cool, burn, mc, mb = dispatch.commit(bot, R, V, P[S[S_ENTRY + s]], seed, game,
-                                                   T)
-        if CHECKED and not commit_is_legal(R, V, works, cool, burn, mc, mb):
-            fail(S, ERR_COMMIT, r, s)
+        ask(W, s, L.DP_COMMIT)
+        bot = W[S_BOT + s]
+        works, cool, burn, mc, mb = dispatch.commit(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
+        if CHECKED and not commit_is_legal(R, W, works, cool, burn, mc, mb):
+            fail(W, ERR_COMMIT, r, s)
             return
-        S[S_WORKS + s * PRIV] = works
-        S[S_COOL + s * PRIV] = cool
-        S[S_BURN + s * PRIV] = burn
-        S[S_MCOOL + s * PRIV] = mc
-        S[S_MBURN + s * PRIV] = mb
+        W[S_WORKS + s * PRIV] = works
+        W[S_COOL + s * PRIV] = cool
+        W[S_BURN + s * PRIV] = burn
+        W[S_MCOOL + s * PRIV] = mc
+        W[S_MBURN + s * PRIV] = mb
     for s in range(n):
-        S[S_MASKS + s * PRIV] -= S[S_MCOOL + s * PRIV] + S[S_MBURN + s * PRIV]  # R-C2
-        S[S_WORKS_T + s] += S[S_WORKS + s * PRIV]
-        S[S_COOL_OPEN_T + s] += S[S_COOL + s * PRIV] - S[S_MCOOL + s * PRIV]
-        S[S_COOL_MASKED_T + s * PRIV] += S[S_MCOOL + s * PRIV]
-        S[S_BURN_OPEN_T + s] += S[S_BURN + s * PRIV] - S[S_MBURN + s * PRIV]
-        S[S_BURN_MASKED_T + s * PRIV] += S[S_MBURN + s * PRIV]
-        S[S_FREE_WORKS + s * PRIV] = S[S_WORKS + s * PRIV]
-        S[S_BOUGHT + s * PRIV] = 0
-        S[S_FOG_IN_ROUND + s * PRIV] = 0
+        W[S_MASKS + s * PRIV] -= W[S_MCOOL + s * PRIV] + W[S_MBURN + s * PRIV]  # R-C2
+        W[S_WORKS_T + s] += W[S_WORKS + s * PRIV]
+        W[S_COOL_OPEN_T + s] += W[S_COOL + s * PRIV] - W[S_MCOOL + s * PRIV]
+        W[S_COOL_MASKED_T + s * PRIV] += W[S_MCOOL + s * PRIV]
+        W[S_BURN_OPEN_T + s] += W[S_BURN + s * PRIV] - W[S_MBURN + s * PRIV]
+        W[S_BURN_MASKED_T + s * PRIV] += W[S_MBURN + s * PRIV]
+        W[S_FREE_WORKS + s * PRIV] = W[S_WORKS + s * PRIV]
+        W[S_BOUGHT + s * PRIV] = 0
+        W[S_FOG_IN_ROUND + s * PRIV] = 0
 
 
 @jit
-def reveal(R, V, S, n):
+def reveal(R, W, n):
     """R-V1 + R-V2."""
     fog_cool = 0
     fog_burn = 0
     all_cool = 0
     all_burn = 0
     for s in range(n):
-        oc = S[S_COOL + s * PRIV] - S[S_MCOOL + s * PRIV]
-        ob = S[S_BURN + s * PRIV] - S[S_MBURN + s * PRIV]
-        V[L.V_LAST_OPEN_WORKS + s] = S[S_WORKS + s * PRIV]
-        V[L.V_LAST_OPEN_COOL + s] = oc
-        V[L.V_LAST_OPEN_BURN + s] = ob
-        V[L.V_OPEN_WORKS_TOTAL + s] += S[S_WORKS + s * PRIV]
-        V[L.V_OPEN_COOL_TOTAL + s] += oc
-        V[L.V_OPEN_BURN_TOTAL + s] += ob
-        fog_cool += S[S_MCOOL + s * PRIV]
-        fog_burn += S[S_MBURN + s * PRIV]
-        all_cool += S[S_COOL + s * PRIV]
-        all_burn += S[S_BURN + s * PRIV]
-    V[L.V_LAST_FOG_COOL] = fog_cool
-    V[L.V_LAST_FOG_BURN] = fog_burn
-    V[L.V_FOG_COOL_TOTAL] += fog_cool
-    V[L.V_FOG_BURN_TOTAL] += fog_burn
-    V[L.V_REVEALS] += 1
-    V[L.V_DIAL] += all_burn * R[L.R_BURN_PPM] - all_cool * R[L.R_COOL_PPM]
-    apply_floor(R, V)
-    flip_tokens(R, V)
-    V[L.V_WORLD_PROJECTION] = project_world(R, V)
-    if V[L.V_DIAL] >= R[L.R_COLLAPSE]:
-        S[S_OVER] = 1
-        S[S_END] = L.END_COLLAPSE_REVEAL
+        oc = W[S_COOL + s * PRIV] - W[S_MCOOL + s * PRIV]
+        ob = W[S_BURN + s * PRIV] - W[S_MBURN + s * PRIV]
+        W[L.V_LAST_OPEN_WORKS + s] = W[S_WORKS + s * PRIV]
+        W[L.V_LAST_OPEN_COOL + s] = oc
+        W[L.V_LAST_OPEN_BURN + s] = ob
+        W[L.V_OPEN_WORKS_TOTAL + s] += W[S_WORKS + s * PRIV]
+        W[L.V_OPEN_COOL_TOTAL + s] += oc
+        W[L.V_OPEN_BURN_TOTAL + s] += ob
+        fog_cool += W[S_MCOOL + s * PRIV]
+        fog_burn += W[S_MBURN + s * PRIV]
+        all_cool += W[S_COOL + s * PRIV]
+        all_burn += W[S_BURN + s * PRIV]
+    W[L.V_LAST_FOG_COOL] = fog_cool
+    W[L.V_LAST_FOG_BURN] = fog_burn
+    W[L.V_FOG_COOL_TOTAL] += fog_cool
+    W[L.V_FOG_BURN_TOTAL] += fog_burn
+    W[L.V_REVEALS] += 1
+    W[L.V_DIAL] += all_burn * R[L.R_BURN_PPM] - all_cool * R[L.R_COOL_PPM]
+    apply_floor(R, W)
+    flip_tokens(R, W)
+    W[L.V_WORLD_PROJECTION] = project_world(R, W)
+    if W[L.V_DIAL] >= R[L.R_COLLAPSE]:
+        W[S_OVER] = 1
+        W[S_END] = L.END_COLLAPSE_REVEAL
 
 
 @jit
-def pay_burns_and_cools(R, V, S, n):
+def pay_burns_and_cools(R, W, n):
     """R-V3 then R-V4."""
     for s in range(n):
-        ob = S[S_BURN + s * PRIV] - S[S_MBURN + s * PRIV]
-        S[S_CAPITAL + s * PRIV] += ob * burn_pay(R, S, s)
-        to_pot = S[S_MBURN + s * PRIV] * R[L.R_FOG_PER_MASKED_BURN]
-        S[S_FOG_IN + s * PRIV] += to_pot
-        S[S_FOG_IN_ROUND + s * PRIV] = to_pot
-        V[L.V_POT] += to_pot
+        ob = W[S_BURN + s * PRIV] - W[S_MBURN + s * PRIV]
+        W[S_CAPITAL + s * PRIV] += ob * burn_pay(R, W, s)
+        to_pot = W[S_MBURN + s * PRIV] * R[L.R_FOG_PER_MASKED_BURN]
+        W[S_FOG_IN + s * PRIV] += to_pot
+        W[S_FOG_IN_ROUND + s * PRIV] = to_pot
+        W[L.V_POT] += to_pot
     for s in range(n):
-        S[S_CAPITAL + s * PRIV] -= S[S_COOL + s * PRIV] * R[L.R_COOL_COST]
+        W[S_CAPITAL + s * PRIV] -= W[S_COOL + s * PRIV] * R[L.R_COOL_COST]
 
 
 @jit
-def fog_claims(R, P, V, S, n, r, seed, game, T):
+def fog_claims(R, P, W, n, r, seed, game, T):
     """R-V5 + D5 + D6."""
+    V = W[:L.V_SIZE]  # what the bots are handed: the view section
     for s in range(n):
-        write_private(V, S, s, L.DP_FOG)
-        bot = S[S_BOT + s]
-        req = dispatch.fog_request(bot, R, V, P[S[S_ENTRY + s]], seed, game, T)
+        ask(W, s, L.DP_FOG)
+        bot = W[S_BOT + s]
+        req = dispatch.fog_request(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
         if CHECKED and req < 0:
-            fail(S, ERR_FOG, r, s)
+            fail(W, ERR_FOG, r, s)
             return
-        S[S_REQUEST + s] = req
-    first = V[L.V_FIRST_PLAYER]
+        W[S_REQUEST + s] = req
+    first = W[L.V_FIRST_PLAYER]
     for i in range(n):
         s = seat_at(first, i, n)
-        req = S[S_REQUEST + s]
-        pot = V[L.V_POT]
+        req = W[S_REQUEST + s]
+        pot = W[L.V_POT]
         got = req if req < pot else pot
         if got < req and R[L.R_FOG_PARTIAL_FILL] == 0:
             got = 0
-        S[S_FOG_REQ + s * PRIV] += req
-        S[S_FOG_REC + s * PRIV] += got
-        S[S_CAPITAL + s * PRIV] += got
-        V[L.V_POT] = pot - got
+        W[S_FOG_REQ + s * PRIV] += req
+        W[S_FOG_REC + s * PRIV] += got
+        W[S_CAPITAL + s * PRIV] += got
+        W[L.V_POT] = pot - got
     if R[L.R_FOG_CARRY_OVER] == 0:
-        V[L.V_POT] = 0
+        W[L.V_POT] = 0
 
 
 @jit
-def market_turns(R, P, V, S, n, r, seed, game, deck, T):
+def market_turns(R, P, W, n, r, seed, game, deck, T):
     """R-V6."""
+    V = W[:L.V_SIZE]  # what the bots are handed: the view section
     labour = R[L.R_PURCHASE_LABOUR]
-    first = V[L.V_FIRST_PLAYER]
+    first = W[L.V_FIRST_PLAYER]
     for i in range(n):
         s = seat_at(first, i, n)
-        bot = S[S_BOT + s]
+        bot = W[S_BOT + s]
         while True:
-            write_private(V, S, s, L.DP_MARKET)
+            ask(W, s, L.DP_MARKET)
             # an unchecked build does not ask a seat that can buy nothing: its only legal
             # answer is -1 (a checked build asks, and checks the answer)
-            if not CHECKED and not can_buy_any(R, V):
+            if not CHECKED and not can_buy_any(R, W):
                 break
-            slot = dispatch.market(bot, R, V, P[S[S_ENTRY + s]], seed, game, T)
+            slot = dispatch.market(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
             if slot == -1:
                 break
-            if CHECKED and not can_buy(R, V, slot):
-                fail(S, ERR_MARKET, r, s)
+            if CHECKED and not can_buy(R, W, slot):
+                fail(W, ERR_MARKET, r, s)
                 return
-            kind = V[L.V_MARKET + slot]
+            kind = W[L.V_MARKET + slot]
             price = afield(R, kind, L.A_PRICE)
-            S[S_FREE_WORKS + s * PRIV] -= labour
-            S[S_BOUGHT + s * PRIV] += 1
-            V[L.V_OWNED + s * L.MAX_KINDS + kind] += 1
+            W[S_FREE_WORKS + s * PRIV] -= labour
+            W[S_BOUGHT + s * PRIV] += 1
+            W[L.V_OWNED + s * L.MAX_KINDS + kind] += 1
             ppm = afield(R, kind, L.A_PPM)
-            V[L.V_TABLE_PPM] += ppm
-            S[S_INCOME + s] += afield(R, kind, L.A_INCOME)
-            S[S_CAPITAL + s * PRIV] -= price
-            pos = S[S_DECK_POS]
-            if pos < S[S_DECK_LEN]:
-                V[L.V_MARKET + slot] = deck[pos]
-                S[S_DECK_POS] = pos + 1
+            W[L.V_TABLE_PPM] += ppm
+            W[S_INCOME + s] += afield(R, kind, L.A_INCOME)
+            W[S_CAPITAL + s * PRIV] -= price
+            pos = W[S_DECK_POS]
+            if pos < W[S_DECK_LEN]:
+                W[L.V_MARKET + slot] = deck[pos]
+                W[S_DECK_POS] = pos + 1
             else:
-                V[L.V_MARKET + slot] = -1
-            V[L.V_DECK_LEFT] = S[S_DECK_LEN] - S[S_DECK_POS]
+                W[L.V_MARKET + slot] = -1
+            W[L.V_DECK_LEFT] = W[S_DECK_LEN] - W[S_DECK_POS]
             if ppm != 0:  # the projection reads the table's ppm, nothing else bought changes
-                V[L.V_WORLD_PROJECTION] = project_world(R, V)
-        S[S_CAPITAL + s * PRIV] += S[S_FREE_WORKS + s * PRIV] * R[L.R_WAGE]
-        S[S_FREE_WORKS + s * PRIV] = 0
+                W[L.V_WORLD_PROJECTION] = project_world(R, W)
+        W[S_CAPITAL + s * PRIV] += W[S_FREE_WORKS + s * PRIV] * R[L.R_WAGE]
+        W[S_FREE_WORKS + s * PRIV] = 0
 
 
 @jit
-def point_weight(R, V, s):
+def point_weight(R, W, s):
     """R-A2 + D7."""
     best = R[L.R_POINT_WEIGHT]
     stacked = 0
     for k in range(R[L.R_N_KINDS]):
-        count = V[L.V_OWNED + s * L.MAX_KINDS + k]
+        count = W[L.V_OWNED + s * L.MAX_KINDS + k]
         w = afield(R, k, L.A_ACCUSATION_WEIGHT)
         if count > 0 and w > 0:
             if w > best:
@@ -416,36 +414,37 @@ def point_weight(R, V, s):
 
 
 @jit
-def accusation(R, P, V, S, n, r, seed, game, T):
+def accusation(R, P, W, n, r, seed, game, T):
     """R-A1..R-A5."""
+    V = W[:L.V_SIZE]  # what the bots are handed: the view section
     for s in range(n):
-        write_private(V, S, s, L.DP_ACCUSE)
+        ask(W, s, L.DP_ACCUSE)
         for t in range(n):
             # R-A1/R-A5 (V_REVEALED_AGENDA is -1 while hidden)
-            ok = t != s and accusable(R, V[L.V_REVEALED_AGENDA + t])
-            V[L.V_ELIGIBLE + t] = 1 if ok else 0
-        bot = S[S_BOT + s]
-        t = dispatch.accuse(bot, R, V, P[S[S_ENTRY + s]], seed, game, T)
-        if CHECKED and t != -1 and (t < 0 or t >= n or V[L.V_ELIGIBLE + t] == 0):
-            fail(S, ERR_ACCUSE, r, s)
+            ok = t != s and accusable(R, W[L.V_REVEALED_AGENDA + t])
+            W[L.V_ELIGIBLE + t] = 1 if ok else 0
+        bot = W[S_BOT + s]
+        t = dispatch.accuse(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
+        if CHECKED and t != -1 and (t < 0 or t >= n or W[L.V_ELIGIBLE + t] == 0):
+            fail(W, ERR_ACCUSE, r, s)
             return
-        S[S_REQUEST + s] = t
+        W[S_REQUEST + s] = t
     for t in range(L.MAX_PLAYERS):
-        V[L.V_ELIGIBLE + t] = 0
-        S[S_WEIGHT + t] = 0
-        S[S_ACCUSERS + t] = 0
+        W[L.V_ELIGIBLE + t] = 0
+        W[S_WEIGHT + t] = 0
+        W[S_ACCUSERS + t] = 0
     for s in range(n):
-        t = S[S_REQUEST + s]
+        t = W[S_REQUEST + s]
         if t >= 0:
-            S[S_WEIGHT + t] += point_weight(R, V, s)
-            S[S_ACCUSERS + t] += 1
-            V[L.V_POINTS + s * L.MAX_PLAYERS + t] += 1
-            S[S_POINTED + t] += 1
+            W[S_WEIGHT + t] += point_weight(R, W, s)
+            W[S_ACCUSERS + t] += 1
+            W[L.V_POINTS + s * L.MAX_PLAYERS + t] += 1
+            W[S_POINTED + t] += 1
     top = 0
     leaders = 0
     c = -1
     for t in range(n):
-        w = S[S_WEIGHT + t]
+        w = W[S_WEIGHT + t]
         if w > top:
             top = w
             leaders = 1
@@ -454,51 +453,51 @@ def accusation(R, P, V, S, n, r, seed, game, T):
             leaders += 1
     if top <= 0 or leaders != 1:  # R-A3
         return
-    V[L.V_CORNERED_TOTAL + c] += 1
-    cost = S[S_ACCUSERS + c] * R[L.R_PAY_PER_ACCUSER]
-    if S[S_CAPITAL + c * PRIV] < cost:
+    W[L.V_CORNERED_TOTAL + c] += 1
+    cost = W[S_ACCUSERS + c] * R[L.R_PAY_PER_ACCUSER]
+    if W[S_CAPITAL + c * PRIV] < cost:
         choice = 1  # R-A4: must reveal
     else:
-        write_private(V, S, c, L.DP_CORNERED)
-        V[L.V_ACCUSERS] = S[S_ACCUSERS + c]
-        V[L.V_CORNER_COST] = cost
-        bot = S[S_BOT + c]
-        choice = dispatch.cornered(bot, R, V, P[S[S_ENTRY + c]], seed, game, T)
-        V[L.V_ACCUSERS] = 0
-        V[L.V_CORNER_COST] = 0
+        ask(W, c, L.DP_CORNERED)
+        W[L.V_ACCUSERS] = W[S_ACCUSERS + c]
+        W[L.V_CORNER_COST] = cost
+        bot = W[S_BOT + c]
+        choice = dispatch.cornered(bot, R, V, P[W[S_ENTRY + c]], seed, game, T)
+        W[L.V_ACCUSERS] = 0
+        W[L.V_CORNER_COST] = 0
         if CHECKED and choice != 0 and choice != 1:
-            fail(S, ERR_CORNERED, r, c)
+            fail(W, ERR_CORNERED, r, c)
             return
     if choice == 1:
-        S[S_REVEALED + c] = 1
-        V[L.V_REVEALED_AGENDA + c] = S[S_AGENDA + c * PRIV]
+        W[S_REVEALED + c] = 1
+        W[L.V_REVEALED_AGENDA + c] = W[S_AGENDA + c * PRIV]
     else:
-        V[L.V_PAID_TOTAL + c] += 1
+        W[L.V_PAID_TOTAL + c] += 1
         pay = R[L.R_PAY_PER_ACCUSER]
         for s in range(n):
-            if S[S_REQUEST + s] == c:
-                S[S_CAPITAL + c * PRIV] -= pay
-                S[S_CAPITAL + s * PRIV] += pay
+            if W[S_REQUEST + s] == c:
+                W[S_CAPITAL + c * PRIV] -= pay
+                W[S_CAPITAL + s * PRIV] += pay
 
 
 @jit
-def end_round(V, S, n):
+def end_round(W, n):
     for s in range(n):
-        S[S_WORKS + s * PRIV] = 0  # no commitment yet in the next round (the view's 0)
-        S[S_COOL + s * PRIV] = 0
-        S[S_BURN + s * PRIV] = 0
-        S[S_MCOOL + s * PRIV] = 0
-        S[S_MBURN + s * PRIV] = 0
-        S[S_FOG_IN_ROUND + s * PRIV] = 0
-        S[S_BOUGHT + s * PRIV] = 0
-    V[L.V_FIRST_PLAYER] = seat_at(V[L.V_FIRST_PLAYER], 1, n)
+        W[S_WORKS + s * PRIV] = 0  # no commitment yet in the next round (the view's 0)
+        W[S_COOL + s * PRIV] = 0
+        W[S_BURN + s * PRIV] = 0
+        W[S_MCOOL + s * PRIV] = 0
+        W[S_MBURN + s * PRIV] = 0
+        W[S_FOG_IN_ROUND + s * PRIV] = 0
+        W[S_BOUGHT + s * PRIV] = 0
+    W[L.V_FIRST_PLAYER] = seat_at(W[L.V_FIRST_PLAYER], 1, n)
 
 
 # --------------------------------------------------------------------------- scoring
 
 
 @jit
-def agenda_bonus(R, V, agenda, band, dial, s):
+def agenda_bonus(R, W, agenda, band, dial, s):
     """R-X1."""
     if agenda == L.STEWARD:
         if band != L.WARMING:
@@ -512,39 +511,39 @@ def agenda_bonus(R, V, agenda, band, dial, s):
         for k in range(R[L.R_N_KINDS]):
             if afield(R, k, L.A_PPM) > 0:
                 if R[L.R_ACCEL_HEAT_OWN_ONLY] == 1:
-                    heat += V[L.V_OWNED + s * L.MAX_KINDS + k]
+                    heat += W[L.V_OWNED + s * L.MAX_KINDS + k]
                 else:  # every one owned at the table counts
                     for o in range(R[L.R_PLAYERS]):
-                        heat += V[L.V_OWNED + o * L.MAX_KINDS + k]
+                        heat += W[L.V_OWNED + o * L.MAX_KINDS + k]
         return R[L.R_ACCEL_EXTREME] + R[L.R_ACCEL_PER_HEAT_ASSET] * heat
     return R[L.R_ACCEL_OTHER]
 
 
 @jit
-def score(R, V, S, n):
+def score(R, W, n):
     """R-E3 or R-E4, tie-breaks by D8."""
-    dial = V[L.V_DIAL]
+    dial = W[L.V_DIAL]
     band = band_of(R, dial)
     mode = R[L.R_TIEBREAK_FIRST_PLAYER]
     if mode == L.TIEBREAK_ROUND_1:
         start = R[L.R_FIRST_PLAYER]
     elif mode == L.TIEBREAK_AFTER_ROTATION:  # the marker passed on once more at the end
-        start = seat_at(V[L.V_FIRST_PLAYER], 1, n)
+        start = seat_at(W[L.V_FIRST_PLAYER], 1, n)
     else:  # TIEBREAK_LAST_ROUND
-        start = V[L.V_FIRST_PLAYER]
+        start = W[L.V_FIRST_PLAYER]
     winner = -1
     if band == L.COLLAPSE:
         best_cap = -1
         best_bunk = -1
         for i in range(n):
             s = seat_at(start, i, n)
-            cap = S[S_CAPITAL + s * PRIV]
-            if S[S_AGENDA + s * PRIV] != L.ACCELERATIONIST or cap < R[L.R_COLLAPSE_MIN_CAPITAL]:
+            cap = W[S_CAPITAL + s * PRIV]
+            if W[S_AGENDA + s * PRIV] != L.ACCELERATIONIST or cap < R[L.R_COLLAPSE_MIN_CAPITAL]:
                 continue
             bunk = 0
             for k in range(R[L.R_N_KINDS]):
                 if afield(R, k, L.A_COLLAPSE_TIEBREAK) == 1:
-                    bunk += V[L.V_OWNED + s * L.MAX_KINDS + k]
+                    bunk += W[L.V_OWNED + s * L.MAX_KINDS + k]
             if cap > best_cap or (cap == best_cap and bunk > best_bunk):
                 best_cap = cap
                 best_bunk = bunk
@@ -557,25 +556,25 @@ def score(R, V, S, n):
         else:
             f = L.A_LEGACY_EXTREME
         for s in range(n):
-            leg = S[S_CAPITAL + s * PRIV] // R[L.R_CAPITAL_PER_LEGACY]
+            leg = W[S_CAPITAL + s * PRIV] // R[L.R_CAPITAL_PER_LEGACY]
             for k in range(R[L.R_N_KINDS]):
-                leg += V[L.V_OWNED + s * L.MAX_KINDS + k] * afield(R, k, f)
-            leg += (S[S_COOL_OPEN_T + s] + S[S_COOL_MASKED_T + s * PRIV]
-                    - S[S_BURN_OPEN_T + s] - S[S_BURN_MASKED_T + s * PRIV])
-            leg += agenda_bonus(R, V, S[S_AGENDA + s * PRIV], band, dial, s)
-            S[S_LEGACY + s] = leg
+                leg += W[L.V_OWNED + s * L.MAX_KINDS + k] * afield(R, k, f)
+            leg += (W[S_COOL_OPEN_T + s] + W[S_COOL_MASKED_T + s * PRIV]
+                    - W[S_BURN_OPEN_T + s] - W[S_BURN_MASKED_T + s * PRIV])
+            leg += agenda_bonus(R, W, W[S_AGENDA + s * PRIV], band, dial, s)
+            W[S_LEGACY + s] = leg
         best_leg = 0
         best_cool = 0
         for i in range(n):
             s = seat_at(start, i, n)
-            leg = S[S_LEGACY + s]
-            cool = S[S_COOL_OPEN_T + s] + S[S_COOL_MASKED_T + s * PRIV]
+            leg = W[S_LEGACY + s]
+            cool = W[S_COOL_OPEN_T + s] + W[S_COOL_MASKED_T + s * PRIV]
             if winner < 0 or leg > best_leg or (leg == best_leg and cool > best_cool):
                 winner = s
                 best_leg = leg
                 best_cool = cool
-    S[S_WINNER] = winner
-    S[S_POT_LOST] = V[L.V_POT]
+    W[S_WINNER] = winner
+    W[S_POT_LOST] = W[L.V_POT]
 
 
 # --------------------------------------------------------------------------- the game
@@ -596,104 +595,104 @@ N_ROUND_STEPS = len(ROUND_STEPS)
 
 
 @shared_inline  # a switch: inlined into play_round (fbsim.game.jit.shared_inline)
-def round_step(k, R, P, V, S, n, r, seed, game, deck, T):
+def round_step(k, R, P, W, n, r, seed, game, deck, T):
     """Step k of ROUND_STEPS in round r."""
     if k == STEP_WORLD:
-        world_turn(R, V, S, n, r)
+        world_turn(R, W, n, r)
     elif k == STEP_COMMIT:
-        commit(R, P, V, S, n, r, seed, game, T)
+        commit(R, P, W, n, r, seed, game, T)
     elif k == STEP_REVEAL:
-        reveal(R, V, S, n)
+        reveal(R, W, n)
     elif k == STEP_PAYMENTS:
-        pay_burns_and_cools(R, V, S, n)
+        pay_burns_and_cools(R, W, n)
     elif k == STEP_FOG:
-        fog_claims(R, P, V, S, n, r, seed, game, T)
+        fog_claims(R, P, W, n, r, seed, game, T)
     elif k == STEP_MARKET:
-        market_turns(R, P, V, S, n, r, seed, game, deck, T)
+        market_turns(R, P, W, n, r, seed, game, deck, T)
     elif k == STEP_ACCUSATION:
         if R[L.R_ACCUSE_AFTER + r - 1] == 1:
-            accusation(R, P, V, S, n, r, seed, game, T)
+            accusation(R, P, W, n, r, seed, game, T)
 
 
 @jit
-def play_round(R, P, V, S, n, r, seed, game, deck, T):
+def play_round(R, P, W, n, r, seed, game, deck, T):
     """One round's play: the steps of ROUND_STEPS in order, until one ends the game."""
-    V[L.V_ROUND] = r
+    W[L.V_ROUND] = r
     for k in range(N_ROUND_STEPS):
-        round_step(k, R, P, V, S, n, r, seed, game, deck, T)
-        if S[S_OVER] == 1:
+        round_step(k, R, P, W, n, r, seed, game, deck, T)
+        if W[S_OVER] == 1:
             return
 
 
 @jit
-def close_round(R, V, S, n, r):
+def close_round(R, W, n, r):
     """The Dial as the round ended; the first player of the next round, if any (R-S6)."""
-    S[S_DIAL_ROUND + r - 1] = V[L.V_DIAL]
+    W[S_DIAL_ROUND + r - 1] = W[L.V_DIAL]
     if r < R[L.R_ROUNDS]:
-        end_round(V, S, n)
+        end_round(W, n)
 
 
 @jit
-def play_game(R, P, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck, T):
+def play_game(R, P, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck, T):
     """Every round (R-S6, R-E1) until the game ends, then the score (R-E3, R-E4)."""
-    setup(R, bot_of_agenda, seat_bot, seed, game, V, S, deck, agenda_deck)
-    n = S[S_N]
+    setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck)
+    n = W[S_N]
     rounds = R[L.R_ROUNDS]
     r = 0
     for r in range(1, rounds + 1):
-        play_round(R, P, V, S, n, r, seed, game, deck, T)
-        if S[S_OVER] == 1:
+        play_round(R, P, W, n, r, seed, game, deck, T)
+        if W[S_OVER] == 1:
             break
-        close_round(R, V, S, n, r)
+        close_round(R, W, n, r)
     # a game that ended in round r keeps its final Dial for rounds r.. (as the reference)
     for rr in range(r, rounds + 1):
-        S[S_DIAL_ROUND + rr - 1] = V[L.V_DIAL]
-    if S[S_ERROR] == 0:
-        score(R, V, S, n)
+        W[S_DIAL_ROUND + rr - 1] = W[L.V_DIAL]
+    if W[S_ERROR] == 0:
+        score(R, W, n)
     return r
 
 
 @jit
-def write_record(j, r, R, V, S, G, SE, AS, DR):
+def write_record(j, r, R, W, G, SE, AS, DR):
     """Game j's record (fields in `fbsim.game.record`) into row j of the output arrays."""
-    n = S[S_N]
+    n = W[S_N]
     for rr in range(R[L.R_ROUNDS]):
-        DR[j, RD_DIAL_BY_ROUND, rr] = S[S_DIAL_ROUND + rr]
-    dial = V[L.V_DIAL]
+        DR[j, RD_DIAL_BY_ROUND, rr] = W[S_DIAL_ROUND + rr]
+    dial = W[L.V_DIAL]
     band = band_of(R, dial)
     flipped = 0
     for t in range(R[L.R_N_TOKENS]):
-        flipped += V[L.V_FLIPPED + t]
+        flipped += W[L.V_FLIPPED + t]
     G[j, G_PLAYERS] = n
     G[j, G_ROUNDS_PLAYED] = r
-    G[j, G_END] = S[S_END]
+    G[j, G_END] = W[S_END]
     G[j, G_FINAL_DIAL] = dial
     G[j, G_BAND] = band
-    G[j, G_WINNER] = S[S_WINNER]
-    G[j, G_FIRST_PLAYER_LAST] = V[L.V_FIRST_PLAYER]
+    G[j, G_WINNER] = W[S_WINNER]
+    G[j, G_FIRST_PLAYER_LAST] = W[L.V_FIRST_PLAYER]
     G[j, G_TOKENS_FLIPPED] = flipped
-    G[j, G_POT_LEFT] = S[S_POT_LOST]
-    G[j, G_ERROR] = S[S_ERROR]
+    G[j, G_POT_LEFT] = W[S_POT_LOST]
+    G[j, G_ERROR] = W[S_ERROR]
     for s in range(n):
-        SE[j, SE_AGENDA, s] = S[S_AGENDA + s * PRIV]
-        SE[j, SE_BOT, s] = S[S_ENTRY + s]  # the seat's lineup entry
-        SE[j, SE_CAPITAL, s] = S[S_CAPITAL + s * PRIV]
-        SE[j, SE_LEGACY, s] = S[S_LEGACY + s] if band != L.COLLAPSE else 0
-        SE[j, SE_WORKS, s] = S[S_WORKS_T + s]
-        SE[j, SE_COOL_OPEN, s] = S[S_COOL_OPEN_T + s]
-        SE[j, SE_COOL_MASKED, s] = S[S_COOL_MASKED_T + s * PRIV]
-        SE[j, SE_BURN_OPEN, s] = S[S_BURN_OPEN_T + s]
-        SE[j, SE_BURN_MASKED, s] = S[S_BURN_MASKED_T + s * PRIV]
-        SE[j, SE_MASKS_LEFT, s] = S[S_MASKS + s * PRIV]
-        SE[j, SE_FOG_IN, s] = S[S_FOG_IN + s * PRIV]
-        SE[j, SE_FOG_REQUESTED, s] = S[S_FOG_REQ + s * PRIV]
-        SE[j, SE_FOG_RECEIVED, s] = S[S_FOG_REC + s * PRIV]
-        SE[j, SE_POINTED_AT, s] = S[S_POINTED + s]
-        SE[j, SE_CORNERED, s] = V[L.V_CORNERED_TOTAL + s]
-        SE[j, SE_REVEALED, s] = S[S_REVEALED + s]
-        SE[j, SE_PAID, s] = V[L.V_PAID_TOTAL + s]
+        SE[j, SE_AGENDA, s] = W[S_AGENDA + s * PRIV]
+        SE[j, SE_BOT, s] = W[S_ENTRY + s]  # the seat's lineup entry
+        SE[j, SE_CAPITAL, s] = W[S_CAPITAL + s * PRIV]
+        SE[j, SE_LEGACY, s] = W[S_LEGACY + s] if band != L.COLLAPSE else 0
+        SE[j, SE_WORKS, s] = W[S_WORKS_T + s]
+        SE[j, SE_COOL_OPEN, s] = W[S_COOL_OPEN_T + s]
+        SE[j, SE_COOL_MASKED, s] = W[S_COOL_MASKED_T + s * PRIV]
+        SE[j, SE_BURN_OPEN, s] = W[S_BURN_OPEN_T + s]
+        SE[j, SE_BURN_MASKED, s] = W[S_BURN_MASKED_T + s * PRIV]
+        SE[j, SE_MASKS_LEFT, s] = W[S_MASKS + s * PRIV]
+        SE[j, SE_FOG_IN, s] = W[S_FOG_IN + s * PRIV]
+        SE[j, SE_FOG_REQUESTED, s] = W[S_FOG_REQ + s * PRIV]
+        SE[j, SE_FOG_RECEIVED, s] = W[S_FOG_REC + s * PRIV]
+        SE[j, SE_POINTED_AT, s] = W[S_POINTED + s]
+        SE[j, SE_CORNERED, s] = W[L.V_CORNERED_TOTAL + s]
+        SE[j, SE_REVEALED, s] = W[S_REVEALED + s]
+        SE[j, SE_PAID, s] = W[L.V_PAID_TOTAL + s]
         for k in range(R[L.R_N_KINDS]):
-            AS[j, SK_ASSETS, s, k] = V[L.V_OWNED + s * L.MAX_KINDS + k]
+            AS[j, SK_ASSETS, s, k] = W[L.V_OWNED + s * L.MAX_KINDS + k]
 
 
 @jit
@@ -717,14 +716,13 @@ def run_chunk(R, P, bot_of_agenda, seat_bot, seed, first_game, lo, hi, G, SE, AS
     GIL). TAPES: one row per game, the decisions' tape of a recording or replaying build
     (`fbsim.kernel.build`); a playing build is given one row that it never reads."""
     deck_total, agenda_total = scratch_sizes(R)
-    V = np.zeros(L.V_SIZE, dtype=np.int64)
-    S = np.zeros(S_SIZE, dtype=np.int64)
+    W = np.zeros(S_SIZE, dtype=np.int64)
     deck = np.zeros(deck_total, dtype=np.int64)
     agenda_deck = np.zeros(agenda_total, dtype=np.int64)
     per_game = TAPES.shape[0] == G.shape[0]
     for j in range(lo, hi):
         T = TAPES[j] if per_game else TAPES[0]
         T[0] = 0  # the tape's cursor
-        r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, V, S, deck,
+        r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, W, deck,
                       agenda_deck, T)
-        write_record(j, r, R, V, S, G, SE, AS, DR)
+        write_record(j, r, R, W, G, SE, AS, DR)

@@ -1,11 +1,12 @@
 """The kernel's state layout, apart from its step functions.
 
-Each game in flight holds two int64 rows, allocated once per chunk of games and reused:
+Each game in flight holds one int64 row `W`, allocated once per chunk of games and reused:
 
-- its public view `V` (layout `fbsim.game.layout.V_*`), kept up to date as the game goes, into
-  which the deciding seat's private fields are written just before a bot is asked (the same
-  vector the reference engine builds from scratch);
-- its hidden state `S` (indices `S_*` below): Capital, Agendas, Masks, commitments, claims.
+- `W[:V_SIZE]` is the game's view (layout `fbsim.game.layout` V_*), kept up to date as the
+  game goes: the public facts, and every seat's private block in place (seat s's field F at
+  F + s * PRIV, R-I2). Asking a seat writes only the decision and the seat; the bot is handed
+  this section and reads its own block (`fbsim.game.public.mine`);
+- `W[V_SIZE:]` is the rest of the hidden state (indices `S_*` below).
 
 Per-game results go to one output array per shape of the record (`fbsim.game.record`).
 """
@@ -19,38 +20,30 @@ KERNEL_VERSION = 3  # 2: the Dial at the end of every round (records and aggrega
 # seat's `bot` (records, per-bot counters) is its lineup entry, with that entry's parameters
 
 P6 = L.MAX_PLAYERS
-_take = L.Fields().take
+PRIV = L.PRIV
+_take = L.Fields(L.V_SIZE).take  # the hidden state follows the view
 
-# Each seat's private fields (R-I2) form one block per seat, in the order of the view's
-# private section (V_MY_CAPITAL .. V_MY_MASKED_BURN_TOTAL), so that writing a seat's private
-# view is one contiguous copy: seat s's field F is S[F + s * PRIV] (every other per-seat
-# field below is S[F + s]). This round's commitment (S_WORKS .. S_MBURN) is 0 until the seat
-# commits (`end_round` clears it), as the view shows it.
-PRIV = L.V_MY_MASKED_BURN_TOTAL - L.V_PRIVATE_START + 1
-S_PRIVATE = _take(P6 * PRIV)
-
-
-def _private(view_field: int) -> int:
-    """The S field of a private view field (seat 0's; seat s's is + s * PRIV)."""
-    return S_PRIVATE + view_field - L.V_PRIVATE_START
-
-
-S_CAPITAL = _private(L.V_MY_CAPITAL)
-S_AGENDA = _private(L.V_MY_AGENDA)
-S_MASKS = _private(L.V_MY_MASKS)
-S_WORKS = _private(L.V_MY_WORKS)  # this round's commitment
-S_COOL = _private(L.V_MY_COOL)
-S_BURN = _private(L.V_MY_BURN)
-S_MCOOL = _private(L.V_MY_MASKED_COOL)
-S_MBURN = _private(L.V_MY_MASKED_BURN)
-S_FREE_WORKS = _private(L.V_MY_FREE_WORKS)
-S_BOUGHT = _private(L.V_MY_BOUGHT)
-S_FOG_IN_ROUND = _private(L.V_MY_FOG_IN_ROUND)
-S_FOG_IN = _private(L.V_MY_FOG_IN_TOTAL)
-S_FOG_REQ = _private(L.V_MY_REQUESTED_TOTAL)
-S_FOG_REC = _private(L.V_MY_RECEIVED_TOTAL)
-S_COOL_MASKED_T = _private(L.V_MY_MASKED_COOL_TOTAL)
-S_BURN_MASKED_T = _private(L.V_MY_MASKED_BURN_TOTAL)
+# Each seat's private fields (R-I2): the view's blocks (seat 0's index; seat s's is
+# + s * PRIV; every other per-seat field below is S_F + s). This round's commitment
+# (S_WORKS .. S_MBURN) is 0 until the seat commits (`end_round` clears it), as the view shows
+# it.
+S_PRIVATE = L.V_PRIVATE_START
+S_CAPITAL = L.V_MY_CAPITAL
+S_AGENDA = L.V_MY_AGENDA
+S_MASKS = L.V_MY_MASKS
+S_WORKS = L.V_MY_WORKS  # this round's commitment
+S_COOL = L.V_MY_COOL
+S_BURN = L.V_MY_BURN
+S_MCOOL = L.V_MY_MASKED_COOL
+S_MBURN = L.V_MY_MASKED_BURN
+S_FREE_WORKS = L.V_MY_FREE_WORKS
+S_BOUGHT = L.V_MY_BOUGHT
+S_FOG_IN_ROUND = L.V_MY_FOG_IN_ROUND
+S_FOG_IN = L.V_MY_FOG_IN_TOTAL
+S_FOG_REQ = L.V_MY_REQUESTED_TOTAL
+S_FOG_REC = L.V_MY_RECEIVED_TOTAL
+S_COOL_MASKED_T = L.V_MY_MASKED_COOL_TOTAL
+S_BURN_MASKED_T = L.V_MY_MASKED_BURN_TOTAL
 S_BOT = _take(P6)  # the bot (dispatch id)
 S_ENTRY = _take(P6)  # the lineup entry: its parameter row, the records' `bot`
 S_REVEALED = _take(P6)
@@ -72,7 +65,7 @@ S_OVER = _take()
 S_WINNER = _take()
 S_POT_LOST = _take()
 S_ERROR = _take()  # 0, or an illegal decision: code * 1000 + round * 10 + seat
-S_SIZE = _take(0)
+S_SIZE = _take(0)  # the whole row W, view included
 
 # S_ERROR codes: which rule an illegal bot decision broke
 ERR_COMMIT = 1  # R-C1..R-C3
@@ -92,6 +85,6 @@ G_COLUMNS = G_ERROR + 1
 
 
 def seat_index(field: int, seat: int) -> int:
-    """The index in S of a per-seat field for one seat (a private field's stride is PRIV)."""
+    """The index in W of a per-seat field for one seat (a private field's stride is PRIV)."""
     private = S_PRIVATE <= field < S_PRIVATE + PRIV
     return field + seat * (PRIV if private else 1)

@@ -23,30 +23,47 @@ _V_NAMES = sorted(((v, k) for k, v in vars(L).items() if k.startswith("V_")
 
 
 def field_name(i: int) -> str:
-    """`V_OWNED[7]`-style name of index i of the view vector."""
+    """`V_OWNED[7]`-style name of index i of the view vector (`V_MY_CAPITAL (block of seat
+    2)` in the private section)."""
+    block = ""
+    if i >= L.V_PRIVATE_START + L.PRIV:
+        seat = (i - L.V_PRIVATE_START) // L.PRIV
+        i -= seat * L.PRIV
+        block = f" (block of seat {seat})"
     name, start = "?", 0
     for v, k in _V_NAMES:
         if v <= i:
             name, start = k, v
-    return name if i == start else f"{name}[{i - start}]"
+    return (name if i == start else f"{name}[{i - start}]") + block
 
 
-def kernel_step(K, k, R, P, seed, game, V, S, deck, r):
+def kernel_step(K, k, R, P, seed, game, W, deck, r):
     """Step k of the build K's ROUND_STEPS in round r; k = N_ROUND_STEPS: the round's close
     (each a compiled function of K, called from here)."""
     n = int(R[L.R_PLAYERS])
-    V[L.V_ROUND] = r
+    W[L.V_ROUND] = r
     if k == K.N_ROUND_STEPS:
-        K.close_round(R, V, S, n, r)
+        K.close_round(R, W, n, r)
     else:
-        K.round_step(k, R, P, V, S, n, r, seed, game, deck, np.zeros(1, dtype=np.int64))
+        K.round_step(k, R, P, W, n, r, seed, game, deck, np.zeros(1, dtype=np.int64))
 
 
-def kernel_view(K, V, S, s, decision):
-    """Seat s's view as build K writes it for a decision (a copy)."""
-    W = V.copy()
-    K.write_private(W, S, np.int64(s), np.int64(decision))
-    return W
+def visible(V, s):
+    """What seat s may know of a view section that holds every seat's private block: the
+    other seats' blocks zeroed, as the reference engine builds a view (a copy)."""
+    out = V.copy()
+    for t in range(L.MAX_PLAYERS):
+        if t != s:
+            b = L.V_PRIVATE_START + t * L.PRIV
+            out[b:b + L.PRIV] = 0
+    return out
+
+
+def kernel_view(K, W, s, decision):
+    """What build K hands seat s's bot for a decision (a copy of W's view section)."""
+    X = W.copy()
+    K.ask(X, np.int64(s), np.int64(decision))
+    return X[:L.V_SIZE]
 
 
 class _Differs(Exception):
@@ -70,8 +87,7 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int,
     R = rules_vector(rules)
     P, by_agenda, seat_bot = bot_arrays(rules, lineup, build)
     deck_total = sum(a.count for a in rules.assets.values())
-    V = np.zeros(L.V_SIZE, dtype=np.int64)
-    S = np.zeros(S_SIZE, dtype=np.int64)
+    W = np.zeros(S_SIZE, dtype=np.int64)
     deck = np.zeros(max(deck_total, L.MAX_MARKET), dtype=np.int64)
     agenda_deck = np.zeros(int(R[L.R_DECK:L.R_DECK + L.N_AGENDAS].sum()), dtype=np.int64)
     ks, kg = np.int64(seed), np.int64(game)
@@ -80,25 +96,25 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int,
     bots = [lineup.label_for(s, agendas[s]) for s in range(n)]
     policies = [E.bind_policy(lineup.entry_for(s, agendas[s])) for s in range(n)]
     g = E.setup(rules, agendas, E.shuffle_assets(R, seed, game), bots, seed, game, False)
-    K.setup(R, by_agenda, seat_bot, ks, kg, V, S, deck, agenda_deck)
+    K.setup(R, by_agenda, seat_bot, ks, kg, W, deck, agenda_deck)
 
     def compare(r: int, step: str) -> str | None:
         for s in range(n):
             for decision in (L.DP_COMMIT, L.DP_MARKET):
                 a = player_view(g, s, decision)
-                b = kernel_view(K, V, S, s, decision)
+                b = visible(kernel_view(K, W, s, decision), s)
                 diff = np.flatnonzero(a != b)
                 if diff.size:
                     i = int(diff[0])
                     return (f"round {r}, after {step}: {field_name(i)} (view of seat {s}): "
                             f"reference {a[i]} != kernel {b[i]}")
-        if g.over != bool(S[K.S_OVER]):
+        if g.over != bool(W[K.S_OVER]):
             return f"round {r}, after {step}: the game is over in only one engine"
         return None
 
     def after(name: str) -> None:
         k = K.N_ROUND_STEPS if name == "end" else K.ROUND_STEPS.index(name)
-        kernel_step(K, k, R, P, ks, kg, V, S, deck, np.int64(g.round))
+        kernel_step(K, k, R, P, ks, kg, W, deck, np.int64(g.round))
         diff = compare(g.round, "end of round" if name == "end" else name)
         if diff:
             raise _Differs(diff)

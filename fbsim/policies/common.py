@@ -10,7 +10,7 @@ from __future__ import annotations
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
 from fbsim.game.legal import can_buy, commit_is_legal, is_eligible
-from fbsim.game.public import asset_field, my_burn_pay
+from fbsim.game.public import asset_field, mine, my_burn_pay
 from fbsim.game.rng import below
 
 
@@ -31,8 +31,8 @@ def others_net_per_round(R, V, prior):
         if s != me:
             cool += V[L.V_OPEN_COOL_TOTAL + s]
             burn += V[L.V_OPEN_BURN_TOTAL + s]
-    cool -= V[L.V_MY_MASKED_COOL_TOTAL]
-    burn -= V[L.V_MY_MASKED_BURN_TOTAL]
+    cool -= mine(V, L.V_MY_MASKED_COOL_TOTAL)
+    burn -= mine(V, L.V_MY_MASKED_BURN_TOTAL)
     net = burn * R[L.R_BURN_PPM] - cool * R[L.R_COOL_PPM]
     return net / reveals
 
@@ -49,7 +49,7 @@ def max_affordable_cool(R, V, want, open_burn):
     cost = R[L.R_COOL_COST]
     if cost == 0:
         return want
-    budget = V[L.V_MY_CAPITAL] + open_burn * my_burn_pay(R, V)
+    budget = mine(V, L.V_MY_CAPITAL) + open_burn * my_burn_pay(R, V)
     most = budget // cost
     return want if want < most else most
 
@@ -108,7 +108,7 @@ def price_keeping(R, V, slot, reserve):
     if not can_buy(R, V, slot):
         return -1
     price = asset_field(R, V[L.V_MARKET + slot], L.A_PRICE)
-    return price if V[L.V_MY_CAPITAL] - price >= reserve else -1
+    return price if mine(V, L.V_MY_CAPITAL) - price >= reserve else -1
 
 
 @shared
@@ -150,7 +150,7 @@ def cheapest_bunker(R, V, reserve):
 @shared
 def mask_split(V, burn, cool, want_mburn, want_mcool):
     """How many of this commitment to mask (R-C2): burns first, within Masks left."""
-    left = V[L.V_MY_MASKS]
+    left = mine(V, L.V_MY_MASKS)
     mb = clamp(want_mburn, 0, burn)
     if mb > left:
         mb = left
@@ -164,7 +164,7 @@ def mask_split(V, burn, cool, want_mburn, want_mcool):
 def uniform_legal_commit(R, V, seed, game):
     """A uniformly random legal commitment (R-C1..R-C3): count, then pick by index."""
     agents = R[L.R_AGENTS]
-    masks = V[L.V_MY_MASKS]
+    masks = mine(V, L.V_MY_MASKS)
     count = 0
     pick = 0
     for pass_no in range(2):
@@ -187,7 +187,7 @@ def uniform_legal_commit(R, V, seed, game):
 def greedy_claim(V, greed):
     """R-V5: this round's own masked-burn money plus `greed` (0..1) of the rest of the pot."""
     pot = V[L.V_POT]
-    own = V[L.V_MY_FOG_IN_ROUND]
+    own = mine(V, L.V_MY_FOG_IN_ROUND)
     if own > pot:
         own = pot
     if greed < 0.0:

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
+from fbsim.game.public import mine
 from fbsim.policies import BotSpec, Param
 
 
 @shared
 def commit(R, V, P, seed, game):  # R-C1..R-C3: (works, cool, burn, masked cool, masked burn)
-    spare = max(0, V[L.V_MY_CAPITAL] - int(P[0]))
+    spare = max(0, mine(V, L.V_MY_CAPITAL) - int(P[0]))
     cool = min(R[L.R_AGENTS], spare // max(1, R[L.R_COOL_COST]))
     return R[L.R_AGENTS] - cool, cool, 0, 0, 0
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
+from fbsim.game.public import mine
 from fbsim.game.rng import draw
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import greedy_claim
@@ -55,28 +56,28 @@ def component(P, seed, game, agenda):
 
 @shared
 def commit(R, V, P, seed, game):
-    return plan_commit(R, V, P, component(P, seed, game, V[L.V_MY_AGENDA]))
+    return plan_commit(R, V, P, component(P, seed, game, mine(V, L.V_MY_AGENDA)))
 
 
 @shared
 def fog_request(R, V, P, seed, game):
-    o = component(P, seed, game, V[L.V_MY_AGENDA])
+    o = component(P, seed, game, mine(V, L.V_MY_AGENDA))
     return greedy_claim(V, P[o + P_GREED])
 
 
 @shared
 def market(R, V, P, seed, game):
-    return plan_market(R, V, P, component(P, seed, game, V[L.V_MY_AGENDA]))
+    return plan_market(R, V, P, component(P, seed, game, mine(V, L.V_MY_AGENDA)))
 
 
 @shared
 def accuse(R, V, P, seed, game):
-    return plan_accuse(R, V, P, component(P, seed, game, V[L.V_MY_AGENDA]))
+    return plan_accuse(R, V, P, component(P, seed, game, mine(V, L.V_MY_AGENDA)))
 
 
 @shared
 def cornered(R, V, P, seed, game):
-    return plan_cornered(R, V, P, component(P, seed, game, V[L.V_MY_AGENDA]))
+    return plan_cornered(R, V, P, component(P, seed, game, mine(V, L.V_MY_AGENDA)))
 
 
 def _params() -> tuple[Param, ...]:

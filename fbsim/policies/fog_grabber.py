@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
+from fbsim.game.public import mine
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
     cheapest_slot,
@@ -56,7 +57,7 @@ def accuse(R, V, P, seed, game):
 
 @shared
 def cornered(R, V, P, seed, game):
-    if V[L.V_MY_AGENDA] != L.ACCELERATIONIST:
+    if mine(V, L.V_MY_AGENDA) != L.ACCELERATIONIST:
         return 1
     return 1 if reveal_pays(R, V, int(P[P_BURNS])) else 0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
+from fbsim.game.public import mine
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
     ceil_div_pos,
@@ -64,7 +65,7 @@ def commit(R, V, P, seed, game):
 
 @shared
 def fog_request(R, V, P, seed, game):
-    return V[L.V_MY_FOG_IN_ROUND]
+    return mine(V, L.V_MY_FOG_IN_ROUND)
 
 
 @shared

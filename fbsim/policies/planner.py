@@ -38,6 +38,7 @@ from __future__ import annotations
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
 from fbsim.game.legal import commit_is_legal
+from fbsim.game.public import mine
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.beliefs import likeliest_accelerationist
 from fbsim.policies.common import (
@@ -206,7 +207,7 @@ def plan_cornered(R, V, P, o):
     rule = int(P[o + P_CORNERED] + 0.5)
     if rule == 0:
         return 0
-    if rule == 1 or V[L.V_MY_AGENDA] != L.ACCELERATIONIST:
+    if rule == 1 or mine(V, L.V_MY_AGENDA) != L.ACCELERATIONIST:
         return 1
     burns = R[L.R_AGENTS] if pushing(R, V, P, o) else int(P[o + P_BURN_FLOOR])
     return 1 if reveal_pays(R, V, burns) else 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
 from fbsim.game.legal import can_buy, is_eligible
+from fbsim.game.public import mine
 from fbsim.game.rng import below
 from fbsim.policies import BotSpec
 from fbsim.policies.common import uniform_legal_commit
@@ -31,7 +32,7 @@ def market(R, V, P, seed, game):
     for m in range(R[L.R_MARKET_SIZE]):
         if can_buy(R, V, m):
             count += 1
-    pick = below(count, seed, game, V[L.V_ROUND], V[L.V_SEAT], L.DP_MARKET, V[L.V_MY_BOUGHT])
+    pick = below(count, seed, game, V[L.V_ROUND], V[L.V_SEAT], L.DP_MARKET, mine(V, L.V_MY_BOUGHT))
     if pick == 0:
         return -1
     for m in range(R[L.R_MARKET_SIZE]):

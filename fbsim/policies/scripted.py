@@ -11,6 +11,7 @@ from typing import Any
 
 from fbsim.errors import ScriptError, UsageError
 from fbsim.game import layout as L
+from fbsim.game.public import mine
 from fbsim.policies import BotSpec
 
 
@@ -55,7 +56,7 @@ class ScriptedPolicy:
         if e is None:
             return self.fallback.market(R, V, seed, game)
         buys = e.get("buy", [])
-        i = int(V[L.V_MY_BOUGHT])
+        i = int(mine(V, L.V_MY_BOUGHT))
         if i >= len(buys):
             return -1
         kind = self.asset_names.index(buys[i])

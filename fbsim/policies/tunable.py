@@ -22,6 +22,7 @@ from __future__ import annotations
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
 from fbsim.game.legal import commit_is_legal
+from fbsim.game.public import mine
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
     ceil_div_pos,
@@ -134,7 +135,7 @@ def cornered(R, V, P, seed, game):
     rule = int(P[P_CORNERED])
     if rule == 0:
         return 0
-    if rule == 1 or V[L.V_MY_AGENDA] != L.ACCELERATIONIST:
+    if rule == 1 or mine(V, L.V_MY_AGENDA) != L.ACCELERATIONIST:
         return 1
     return 1 if reveal_pays(R, V, int(P[P_BURN_FLOOR])) else 0
 

@@ -69,23 +69,25 @@ def player_view(g: Game, seat: int, decision: int, accusers: int = 0,
             V[L.V_ELIGIBLE + s] = int(s != seat and accusable(g.R, other.public_agenda()))
     V[L.V_ACCUSERS] = accusers
     V[L.V_CORNER_COST] = corner_cost
-    # R-I2: the decider's own hidden state
-    V[L.V_MY_CAPITAL] = me.capital
-    V[L.V_MY_AGENDA] = me.agenda
-    V[L.V_MY_MASKS] = me.masks
+    # R-I2: the decider's own hidden state, in its own block of the private section (the
+    # other seats' blocks stay 0; a bot reads its block with `fbsim.game.public.mine`)
+    b = seat * L.PRIV
+    V[b + L.V_MY_CAPITAL] = me.capital
+    V[b + L.V_MY_AGENDA] = me.agenda
+    V[b + L.V_MY_MASKS] = me.masks
     c = me.commitment
     if c is not None:
-        V[L.V_MY_WORKS] = c.works
-        V[L.V_MY_COOL] = c.cool
-        V[L.V_MY_BURN] = c.burn
-        V[L.V_MY_MASKED_COOL] = c.masked_cool
-        V[L.V_MY_MASKED_BURN] = c.masked_burn
-    V[L.V_MY_FREE_WORKS] = me.free_works
-    V[L.V_MY_BOUGHT] = me.bought
-    V[L.V_MY_FOG_IN_ROUND] = me.fog_in_round
-    V[L.V_MY_FOG_IN_TOTAL] = me.fog_in
-    V[L.V_MY_REQUESTED_TOTAL] = me.fog_requested
-    V[L.V_MY_RECEIVED_TOTAL] = me.fog_received
-    V[L.V_MY_MASKED_COOL_TOTAL] = me.cool_masked
-    V[L.V_MY_MASKED_BURN_TOTAL] = me.burn_masked
+        V[b + L.V_MY_WORKS] = c.works
+        V[b + L.V_MY_COOL] = c.cool
+        V[b + L.V_MY_BURN] = c.burn
+        V[b + L.V_MY_MASKED_COOL] = c.masked_cool
+        V[b + L.V_MY_MASKED_BURN] = c.masked_burn
+    V[b + L.V_MY_FREE_WORKS] = me.free_works
+    V[b + L.V_MY_BOUGHT] = me.bought
+    V[b + L.V_MY_FOG_IN_ROUND] = me.fog_in_round
+    V[b + L.V_MY_FOG_IN_TOTAL] = me.fog_in
+    V[b + L.V_MY_REQUESTED_TOTAL] = me.fog_requested
+    V[b + L.V_MY_RECEIVED_TOTAL] = me.fog_received
+    V[b + L.V_MY_MASKED_COOL_TOTAL] = me.cool_masked
+    V[b + L.V_MY_MASKED_BURN_TOTAL] = me.burn_masked
     return V
