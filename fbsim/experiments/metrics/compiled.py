@@ -6,7 +6,7 @@
 
 that, for every game j of a block of records (the kernel's arrays, `fbsim.kernel.layout`),
 writes each metric's y and x (`Metric.y`, `Metric.x`: terms of
-`fbsim.experiments.metrics.per_game`) to Y[k, j] and X[k, j], and counts the final Dial into
+`fbsim.experiments.metrics.per_game`) to Y[j, k] and X[j, k], and counts the final Dial into
 histogram H and the Dial at the end of each round into HR (one bin per ppm from `lo`, clipped
 at both ends). Its source is one straight line of calls per metric, written from the
 declarations (`fbsim.experiments.metrics.definitions.metrics`), so a metric is declared in one
@@ -36,8 +36,8 @@ def source(terms: tuple[tuple[str, int, str, int], ...]) -> str:
              "    top = H.shape[0] - 1",
              "    for j in range(G.shape[0]):"]
     for k, (yf, ya, xf, xa) in enumerate(terms):
-        lines.append(f"        Y[{k}, j] = F.{yf}(G, SE, j, c, {ya})")
-        lines.append(f"        X[{k}, j] = " + ("1" if xf == "one" else
+        lines.append(f"        Y[j, {k}] = F.{yf}(G, SE, j, c, {ya})")
+        lines.append(f"        X[j, {k}] = " + ("1" if xf == "one" else
                                                 f"F.{xf}(G, SE, j, c, {xa})"))
     lines += [f"        b = min(max(G[j, {G_FINAL_DIAL}] - lo, 0), top)",
               "        H[b] += 1",

@@ -219,16 +219,19 @@ class Measure:
     def start(self, g: int) -> None:
         k = len(self.metrics)
         # [metrics, games] over memory laid out game by game: a game's terms are written
-        # together
-        self.y = np.empty((g, k), dtype=np.int64).T
-        self.x = np.empty((g, k), dtype=np.int64).T
+        # together. The compiled measure writes the [games, metrics] arrays themselves (C
+        # order whatever the chunk's size, so that a chunk of one game compiles no second
+        # version of it)
+        self.yg = np.empty((g, k), dtype=np.int64)
+        self.xg = np.empty((g, k), dtype=np.int64)
+        self.y, self.x = self.yg.T, self.xg.T
         self.hists: list[tuple[np.ndarray, np.ndarray]] = []
 
     def chunk(self, arrays: tuple, lo: int, hi: int) -> None:
         G, SE, DR = arrays
         hist = np.zeros(DIAL_BINS, dtype=np.int64)
         rounds = np.zeros((self.rules.rounds, DIAL_BINS), dtype=np.int64)
-        self.fn(G[lo:hi], SE[lo:hi], DR[lo:hi], self.c, self.y[:, lo:hi], self.x[:, lo:hi],
+        self.fn(G[lo:hi], SE[lo:hi], DR[lo:hi], self.c, self.yg[lo:hi], self.xg[lo:hi],
                 hist, rounds, self.lo)
         self.hists.append((hist, rounds))  # list.append is atomic
 

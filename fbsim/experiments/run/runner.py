@@ -23,6 +23,7 @@ from typing import Protocol
 
 from fbsim.experiments.metrics.definitions import bot_rows
 from fbsim.experiments.metrics.tally import Tally
+from fbsim.experiments.run import prewarm
 from fbsim.experiments.run.spec import Point, SweepSpec
 from fbsim.game.lineup import Lineup
 from fbsim.rules import Rules
@@ -76,10 +77,13 @@ def play(arm: Arm, seed: int, first: int, n: int, out=None, tally: Tally | None 
         return simulate(arm.rules, arm.lineup, seed, n, first_game=first, out=out,
                         checked=arm.checked)
     m = tally.measurer(arm.rules, arm.lineup)
+    # on a cold cache the measure compiles in a helper process while the kernel compiles here
+    helper = prewarm.start(m, arm.rules, arm.lineup, tally.bots)
     m.start(n)
 
     def after(arrays: tuple, lo: int, hi: int) -> None:
         G, SE, _, DR = arrays
+        helper.wait()
         m.chunk((G, SE, DR), lo, hi)
 
     rec = simulate(arm.rules, arm.lineup, seed, n, first_game=first, out=out,
