@@ -18,9 +18,6 @@ from fbsim.experiments.run.sweep import TABLES
 
 SPEC = 'games = 150000\nseed = 9\nplayers = [3, 4]\n[vary]\nmasks = "0..3"\n'
 ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
-# four table sizes: when the first size's points are on disk, three quarters of the sweep is
-# still to play, so that an interrupt sent then always finds it running
-CTRL_C_SPEC = 'games = 100000\nseed = 9\nplayers = [3, 4, 5, 6]\n[vary]\nmasks = "0..3"\n'
 
 
 def run(capsys, *args):
@@ -46,6 +43,10 @@ def _wait_for(cond, timeout: float = 120) -> None:
         time.sleep(0.02)
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _finished_points(out: Path) -> list[str]:
     d = out / "points"
     return sorted(p.name for p in d.iterdir() if not p.name.startswith(".")) if d.exists() \
@@ -55,13 +56,15 @@ def _finished_points(out: Path) -> list[str]:
 @pytest.mark.slow
 def test_ctrl_c_exits_130_with_one_line_and_the_sweep_resumes_to_identical_bytes(tmp_path):
     spec = tmp_path / "spec.toml"
-    spec.write_text(CTRL_C_SPEC)
+    spec.write_text(SPEC)
     clean = tmp_path / "clean"
     subprocess.run(_sweep_cmd(clean, spec), env=ENV, check=True, capture_output=True)
 
     out = tmp_path / "interrupted"
+    # the default disposition of SIGINT in the sweep, as in a terminal (a job started in the
+    # background, as CI may run the suite, inherits SIGINT ignored, and Python keeps it so)
     proc = subprocess.Popen(_sweep_cmd(out, spec, "--json"), env=ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
     _wait_for(lambda: _finished_points(out))  # the first task's points are on disk
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
@@ -69,7 +72,7 @@ def test_ctrl_c_exits_130_with_one_line_and_the_sweep_resumes_to_identical_bytes
     assert stderr.splitlines() == ["fbsim: interrupted; run the same command again to resume"]
     assert stdout == ""
     finished = _finished_points(out)
-    assert 1 <= len(finished) < 16
+    assert 1 <= len(finished) < 8
     assert not (out / "win_rates.parquet").exists()
 
     r = subprocess.run(_sweep_cmd(out, spec, "--json"), env=ENV, capture_output=True,
