@@ -118,9 +118,10 @@ def test_fast_build_agrees_with_reference_step_by_step(players, lineup):
 
 
 # the hidden state of a seat (R-I2): what a rival may not see
-HIDDEN = (KL.S_CAPITAL, KL.S_MASKS, KL.S_WORKS, KL.S_COOL, KL.S_BURN, KL.S_MCOOL,
-          KL.S_MBURN, KL.S_FREE_WORKS, KL.S_BOUGHT, KL.S_FOG_IN_ROUND, KL.S_FOG_IN,
-          KL.S_FOG_REQ, KL.S_FOG_REC, KL.S_COOL_MASKED_T, KL.S_BURN_MASKED_T, KL.S_REQUEST)
+# every field of its private block but its Agenda (changed below while it is hidden), and
+# its Fog request / Accusation target of this round
+HIDDEN = tuple(f for f in range(L.V_PRIVATE_START, L.V_PRIVATE_START + L.PRIV)
+               if f != L.V_MY_AGENDA) + (KL.S_REQUEST,)
 
 
 def perturbed(W, seat: int, n: int, rnd: random.Random) -> np.ndarray:
@@ -131,7 +132,7 @@ def perturbed(W, seat: int, n: int, rnd: random.Random) -> np.ndarray:
         for f in HIDDEN:
             W2[KL.seat_index(f, t)] = rnd.randrange(0, 40)
         if W[KL.seat_index(KL.S_REVEALED, t)] == 0:
-            W2[KL.seat_index(KL.S_AGENDA, t)] = rnd.randrange(L.N_AGENDAS)
+            W2[KL.seat_index(L.V_MY_AGENDA, t)] = rnd.randrange(L.N_AGENDAS)
     return W2
 
 
@@ -151,7 +152,7 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
     K = build.module
     R = rules_vector(rules)
     P, by_agenda, seat_bot = bot_arrays(rules, lu, build)
-    W = np.zeros(KL.S_SIZE, dtype=np.int64)
+    W = np.zeros(KL.W_SIZE, dtype=np.int64)
     deck_total, agenda_total = K.scratch_sizes(R)
     deck = np.zeros(deck_total, dtype=np.int64)
     agenda_deck = np.zeros(agenda_total, dtype=np.int64)
@@ -177,7 +178,7 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
                     assert np.array_equal(np.asarray(a), np.asarray(b)), (r, k, s, d)
                     checks += 1
                 mine = W.copy()
-                mine[KL.seat_index(KL.S_CAPITAL, s)] += 1 + rnd.randrange(9)
+                mine[KL.seat_index(L.V_MY_CAPITAL, s)] += 1 + rnd.randrange(9)
                 assert not np.array_equal(visible(kernel_view(K, mine, s, L.DP_COMMIT), s),
                                           visible(kernel_view(K, W, s, L.DP_COMMIT), s))
             K.round_step(k, R, P, W, players, r, np.int64(seed), np.int64(game), deck, T)

@@ -55,15 +55,8 @@ from fbsim.kernel.layout import (
     G_ERROR,
     PRIV,
     S_ACCUSERS,
-    S_AGENDA,
     S_BOT,
-    S_BOUGHT,
-    S_BURN,
-    S_BURN_MASKED_T,
     S_BURN_OPEN_T,
-    S_CAPITAL,
-    S_COOL,
-    S_COOL_MASKED_T,
     S_COOL_OPEN_T,
     S_DECK_LEN,
     S_DECK_POS,
@@ -71,27 +64,18 @@ from fbsim.kernel.layout import (
     S_END,
     S_ENTRY,
     S_ERROR,
-    S_FOG_IN,
-    S_FOG_IN_ROUND,
-    S_FOG_REC,
-    S_FOG_REQ,
-    S_FREE_WORKS,
     S_INCOME,
     S_LEGACY,
-    S_MASKS,
-    S_MBURN,
-    S_MCOOL,
     S_N,
     S_OVER,
     S_POINTED,
     S_POT_LOST,
     S_REQUEST,
     S_REVEALED,
-    S_SIZE,
     S_WEIGHT,
     S_WINNER,
-    S_WORKS,
     S_WORKS_T,
+    W_SIZE,
 )
 
 # The build: which bots answer the decisions and whether decisions are checked. Imported as
@@ -132,7 +116,7 @@ def seat_at(first, i, n):
 
 @jit
 def is_rev_accel(W, s):
-    return W[S_REVEALED + s] == 1 and W[S_AGENDA + s * PRIV] == L.ACCELERATIONIST
+    return W[S_REVEALED + s] == 1 and W[L.V_MY_AGENDA + s * PRIV] == L.ACCELERATIONIST
 
 
 @jit
@@ -183,13 +167,13 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
     for s in range(n):
         W[L.V_REVEALED_AGENDA + s] = -1
         a = agenda_deck[s]
-        W[S_AGENDA + s * PRIV] = a
+        W[L.V_MY_AGENDA + s * PRIV] = a
         W[S_BOT + s] = seat_bot[s] if seat_bot[s] >= 0 else bot_of_agenda[a]
         W[S_ENTRY + s] = L.N_AGENDAS + s if seat_bot[s] >= 0 else a
-        W[S_MASKS + s * PRIV] = R[L.R_MASKS]
+        W[L.V_MY_MASKS + s * PRIV] = R[L.R_MASKS]
     for place in range(n):
         s = seat_at(first, place, n)
-        W[S_CAPITAL + s * PRIV] = R[L.R_CAPITAL] + place * R[L.R_STAGGER]  # R-S2, R-S3
+        W[L.V_MY_CAPITAL + s * PRIV] = R[L.R_CAPITAL] + place * R[L.R_STAGGER]  # R-S2, R-S3
 
 
 # --------------------------------------------------------------------------- the round
@@ -199,7 +183,7 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
 def pay_income(R, W, n):
     """R-W1 (S_INCOME holds each seat's income, kept up to date at every purchase)."""
     for s in range(n):
-        W[S_CAPITAL + s * PRIV] += W[S_INCOME + s]
+        W[L.V_MY_CAPITAL + s * PRIV] += W[S_INCOME + s]
 
 
 @jit
@@ -260,21 +244,22 @@ def commit(R, P, W, n, r, seed, game, T):
         if CHECKED and not commit_is_legal(R, W, works, cool, burn, mc, mb):
             fail(W, ERR_COMMIT, r, s)
             return
-        W[S_WORKS + s * PRIV] = works
-        W[S_COOL + s * PRIV] = cool
-        W[S_BURN + s * PRIV] = burn
-        W[S_MCOOL + s * PRIV] = mc
-        W[S_MBURN + s * PRIV] = mb
+        W[L.V_MY_WORKS + s * PRIV] = works
+        W[L.V_MY_COOL + s * PRIV] = cool
+        W[L.V_MY_BURN + s * PRIV] = burn
+        W[L.V_MY_MASKED_COOL + s * PRIV] = mc
+        W[L.V_MY_MASKED_BURN + s * PRIV] = mb
     for s in range(n):
-        W[S_MASKS + s * PRIV] -= W[S_MCOOL + s * PRIV] + W[S_MBURN + s * PRIV]  # R-C2
-        W[S_WORKS_T + s] += W[S_WORKS + s * PRIV]
-        W[S_COOL_OPEN_T + s] += W[S_COOL + s * PRIV] - W[S_MCOOL + s * PRIV]
-        W[S_COOL_MASKED_T + s * PRIV] += W[S_MCOOL + s * PRIV]
-        W[S_BURN_OPEN_T + s] += W[S_BURN + s * PRIV] - W[S_MBURN + s * PRIV]
-        W[S_BURN_MASKED_T + s * PRIV] += W[S_MBURN + s * PRIV]
-        W[S_FREE_WORKS + s * PRIV] = W[S_WORKS + s * PRIV]
-        W[S_BOUGHT + s * PRIV] = 0
-        W[S_FOG_IN_ROUND + s * PRIV] = 0
+        masked = W[L.V_MY_MASKED_COOL + s * PRIV] + W[L.V_MY_MASKED_BURN + s * PRIV]
+        W[L.V_MY_MASKS + s * PRIV] -= masked  # R-C2
+        W[S_WORKS_T + s] += W[L.V_MY_WORKS + s * PRIV]
+        W[S_COOL_OPEN_T + s] += W[L.V_MY_COOL + s * PRIV] - W[L.V_MY_MASKED_COOL + s * PRIV]
+        W[L.V_MY_MASKED_COOL_TOTAL + s * PRIV] += W[L.V_MY_MASKED_COOL + s * PRIV]
+        W[S_BURN_OPEN_T + s] += W[L.V_MY_BURN + s * PRIV] - W[L.V_MY_MASKED_BURN + s * PRIV]
+        W[L.V_MY_MASKED_BURN_TOTAL + s * PRIV] += W[L.V_MY_MASKED_BURN + s * PRIV]
+        W[L.V_MY_FREE_WORKS + s * PRIV] = W[L.V_MY_WORKS + s * PRIV]
+        W[L.V_MY_BOUGHT + s * PRIV] = 0
+        W[L.V_MY_FOG_IN_ROUND + s * PRIV] = 0
 
 
 @jit
@@ -285,18 +270,18 @@ def reveal(R, W, n):
     all_cool = 0
     all_burn = 0
     for s in range(n):
-        oc = W[S_COOL + s * PRIV] - W[S_MCOOL + s * PRIV]
-        ob = W[S_BURN + s * PRIV] - W[S_MBURN + s * PRIV]
-        W[L.V_LAST_OPEN_WORKS + s] = W[S_WORKS + s * PRIV]
+        oc = W[L.V_MY_COOL + s * PRIV] - W[L.V_MY_MASKED_COOL + s * PRIV]
+        ob = W[L.V_MY_BURN + s * PRIV] - W[L.V_MY_MASKED_BURN + s * PRIV]
+        W[L.V_LAST_OPEN_WORKS + s] = W[L.V_MY_WORKS + s * PRIV]
         W[L.V_LAST_OPEN_COOL + s] = oc
         W[L.V_LAST_OPEN_BURN + s] = ob
-        W[L.V_OPEN_WORKS_TOTAL + s] += W[S_WORKS + s * PRIV]
+        W[L.V_OPEN_WORKS_TOTAL + s] += W[L.V_MY_WORKS + s * PRIV]
         W[L.V_OPEN_COOL_TOTAL + s] += oc
         W[L.V_OPEN_BURN_TOTAL + s] += ob
-        fog_cool += W[S_MCOOL + s * PRIV]
-        fog_burn += W[S_MBURN + s * PRIV]
-        all_cool += W[S_COOL + s * PRIV]
-        all_burn += W[S_BURN + s * PRIV]
+        fog_cool += W[L.V_MY_MASKED_COOL + s * PRIV]
+        fog_burn += W[L.V_MY_MASKED_BURN + s * PRIV]
+        all_cool += W[L.V_MY_COOL + s * PRIV]
+        all_burn += W[L.V_MY_BURN + s * PRIV]
     W[L.V_LAST_FOG_COOL] = fog_cool
     W[L.V_LAST_FOG_BURN] = fog_burn
     W[L.V_FOG_COOL_TOTAL] += fog_cool
@@ -315,14 +300,14 @@ def reveal(R, W, n):
 def pay_burns_and_cools(R, W, n):
     """R-V3 then R-V4."""
     for s in range(n):
-        ob = W[S_BURN + s * PRIV] - W[S_MBURN + s * PRIV]
-        W[S_CAPITAL + s * PRIV] += ob * burn_pay(R, W, s)
-        to_pot = W[S_MBURN + s * PRIV] * R[L.R_FOG_PER_MASKED_BURN]
-        W[S_FOG_IN + s * PRIV] += to_pot
-        W[S_FOG_IN_ROUND + s * PRIV] = to_pot
+        ob = W[L.V_MY_BURN + s * PRIV] - W[L.V_MY_MASKED_BURN + s * PRIV]
+        W[L.V_MY_CAPITAL + s * PRIV] += ob * burn_pay(R, W, s)
+        to_pot = W[L.V_MY_MASKED_BURN + s * PRIV] * R[L.R_FOG_PER_MASKED_BURN]
+        W[L.V_MY_FOG_IN_TOTAL + s * PRIV] += to_pot
+        W[L.V_MY_FOG_IN_ROUND + s * PRIV] = to_pot
         W[L.V_POT] += to_pot
     for s in range(n):
-        W[S_CAPITAL + s * PRIV] -= W[S_COOL + s * PRIV] * R[L.R_COOL_COST]
+        W[L.V_MY_CAPITAL + s * PRIV] -= W[L.V_MY_COOL + s * PRIV] * R[L.R_COOL_COST]
 
 
 @jit
@@ -345,9 +330,9 @@ def fog_claims(R, P, W, n, r, seed, game, T):
         got = req if req < pot else pot
         if got < req and R[L.R_FOG_PARTIAL_FILL] == 0:
             got = 0
-        W[S_FOG_REQ + s * PRIV] += req
-        W[S_FOG_REC + s * PRIV] += got
-        W[S_CAPITAL + s * PRIV] += got
+        W[L.V_MY_REQUESTED_TOTAL + s * PRIV] += req
+        W[L.V_MY_RECEIVED_TOTAL + s * PRIV] += got
+        W[L.V_MY_CAPITAL + s * PRIV] += got
         W[L.V_POT] = pot - got
     if R[L.R_FOG_CARRY_OVER] == 0:
         W[L.V_POT] = 0
@@ -376,13 +361,13 @@ def market_turns(R, P, W, n, r, seed, game, deck, T):
                 return
             kind = W[L.V_MARKET + slot]
             price = afield(R, kind, L.A_PRICE)
-            W[S_FREE_WORKS + s * PRIV] -= labour
-            W[S_BOUGHT + s * PRIV] += 1
+            W[L.V_MY_FREE_WORKS + s * PRIV] -= labour
+            W[L.V_MY_BOUGHT + s * PRIV] += 1
             W[L.V_OWNED + s * L.MAX_KINDS + kind] += 1
             ppm = afield(R, kind, L.A_PPM)
             W[L.V_TABLE_PPM] += ppm
             W[S_INCOME + s] += afield(R, kind, L.A_INCOME)
-            W[S_CAPITAL + s * PRIV] -= price
+            W[L.V_MY_CAPITAL + s * PRIV] -= price
             pos = W[S_DECK_POS]
             if pos < W[S_DECK_LEN]:
                 W[L.V_MARKET + slot] = deck[pos]
@@ -392,8 +377,8 @@ def market_turns(R, P, W, n, r, seed, game, deck, T):
             W[L.V_DECK_LEFT] = W[S_DECK_LEN] - W[S_DECK_POS]
             if ppm != 0:  # the projection reads the table's ppm, nothing else bought changes
                 W[L.V_WORLD_PROJECTION] = project_world(R, W)
-        W[S_CAPITAL + s * PRIV] += W[S_FREE_WORKS + s * PRIV] * R[L.R_WAGE]
-        W[S_FREE_WORKS + s * PRIV] = 0
+        W[L.V_MY_CAPITAL + s * PRIV] += W[L.V_MY_FREE_WORKS + s * PRIV] * R[L.R_WAGE]
+        W[L.V_MY_FREE_WORKS + s * PRIV] = 0
 
 
 @jit
@@ -455,7 +440,7 @@ def accusation(R, P, W, n, r, seed, game, T):
         return
     W[L.V_CORNERED_TOTAL + c] += 1
     cost = W[S_ACCUSERS + c] * R[L.R_PAY_PER_ACCUSER]
-    if W[S_CAPITAL + c * PRIV] < cost:
+    if W[L.V_MY_CAPITAL + c * PRIV] < cost:
         choice = 1  # R-A4: must reveal
     else:
         ask(W, c, L.DP_CORNERED)
@@ -470,26 +455,26 @@ def accusation(R, P, W, n, r, seed, game, T):
             return
     if choice == 1:
         W[S_REVEALED + c] = 1
-        W[L.V_REVEALED_AGENDA + c] = W[S_AGENDA + c * PRIV]
+        W[L.V_REVEALED_AGENDA + c] = W[L.V_MY_AGENDA + c * PRIV]
     else:
         W[L.V_PAID_TOTAL + c] += 1
         pay = R[L.R_PAY_PER_ACCUSER]
         for s in range(n):
             if W[S_REQUEST + s] == c:
-                W[S_CAPITAL + c * PRIV] -= pay
-                W[S_CAPITAL + s * PRIV] += pay
+                W[L.V_MY_CAPITAL + c * PRIV] -= pay
+                W[L.V_MY_CAPITAL + s * PRIV] += pay
 
 
 @jit
 def end_round(W, n):
     for s in range(n):
-        W[S_WORKS + s * PRIV] = 0  # no commitment yet in the next round (the view's 0)
-        W[S_COOL + s * PRIV] = 0
-        W[S_BURN + s * PRIV] = 0
-        W[S_MCOOL + s * PRIV] = 0
-        W[S_MBURN + s * PRIV] = 0
-        W[S_FOG_IN_ROUND + s * PRIV] = 0
-        W[S_BOUGHT + s * PRIV] = 0
+        W[L.V_MY_WORKS + s * PRIV] = 0  # no commitment yet in the next round (the view's 0)
+        W[L.V_MY_COOL + s * PRIV] = 0
+        W[L.V_MY_BURN + s * PRIV] = 0
+        W[L.V_MY_MASKED_COOL + s * PRIV] = 0
+        W[L.V_MY_MASKED_BURN + s * PRIV] = 0
+        W[L.V_MY_FOG_IN_ROUND + s * PRIV] = 0
+        W[L.V_MY_BOUGHT + s * PRIV] = 0
     W[L.V_FIRST_PLAYER] = seat_at(W[L.V_FIRST_PLAYER], 1, n)
 
 
@@ -537,8 +522,9 @@ def score(R, W, n):
         best_bunk = -1
         for i in range(n):
             s = seat_at(start, i, n)
-            cap = W[S_CAPITAL + s * PRIV]
-            if W[S_AGENDA + s * PRIV] != L.ACCELERATIONIST or cap < R[L.R_COLLAPSE_MIN_CAPITAL]:
+            cap = W[L.V_MY_CAPITAL + s * PRIV]
+            accel = W[L.V_MY_AGENDA + s * PRIV] == L.ACCELERATIONIST
+            if not accel or cap < R[L.R_COLLAPSE_MIN_CAPITAL]:
                 continue
             bunk = 0
             for k in range(R[L.R_N_KINDS]):
@@ -556,19 +542,19 @@ def score(R, W, n):
         else:
             f = L.A_LEGACY_EXTREME
         for s in range(n):
-            leg = W[S_CAPITAL + s * PRIV] // R[L.R_CAPITAL_PER_LEGACY]
+            leg = W[L.V_MY_CAPITAL + s * PRIV] // R[L.R_CAPITAL_PER_LEGACY]
             for k in range(R[L.R_N_KINDS]):
                 leg += W[L.V_OWNED + s * L.MAX_KINDS + k] * afield(R, k, f)
-            leg += (W[S_COOL_OPEN_T + s] + W[S_COOL_MASKED_T + s * PRIV]
-                    - W[S_BURN_OPEN_T + s] - W[S_BURN_MASKED_T + s * PRIV])
-            leg += agenda_bonus(R, W, W[S_AGENDA + s * PRIV], band, dial, s)
+            leg += (W[S_COOL_OPEN_T + s] + W[L.V_MY_MASKED_COOL_TOTAL + s * PRIV]
+                    - W[S_BURN_OPEN_T + s] - W[L.V_MY_MASKED_BURN_TOTAL + s * PRIV])
+            leg += agenda_bonus(R, W, W[L.V_MY_AGENDA + s * PRIV], band, dial, s)
             W[S_LEGACY + s] = leg
         best_leg = 0
         best_cool = 0
         for i in range(n):
             s = seat_at(start, i, n)
             leg = W[S_LEGACY + s]
-            cool = W[S_COOL_OPEN_T + s] + W[S_COOL_MASKED_T + s * PRIV]
+            cool = W[S_COOL_OPEN_T + s] + W[L.V_MY_MASKED_COOL_TOTAL + s * PRIV]
             if winner < 0 or leg > best_leg or (leg == best_leg and cool > best_cool):
                 winner = s
                 best_leg = leg
@@ -674,19 +660,19 @@ def write_record(j, r, R, W, G, SE, AS, DR):
     G[j, G_POT_LEFT] = W[S_POT_LOST]
     G[j, G_ERROR] = W[S_ERROR]
     for s in range(n):
-        SE[j, SE_AGENDA, s] = W[S_AGENDA + s * PRIV]
+        SE[j, SE_AGENDA, s] = W[L.V_MY_AGENDA + s * PRIV]
         SE[j, SE_BOT, s] = W[S_ENTRY + s]  # the seat's lineup entry
-        SE[j, SE_CAPITAL, s] = W[S_CAPITAL + s * PRIV]
+        SE[j, SE_CAPITAL, s] = W[L.V_MY_CAPITAL + s * PRIV]
         SE[j, SE_LEGACY, s] = W[S_LEGACY + s] if band != L.COLLAPSE else 0
         SE[j, SE_WORKS, s] = W[S_WORKS_T + s]
         SE[j, SE_COOL_OPEN, s] = W[S_COOL_OPEN_T + s]
-        SE[j, SE_COOL_MASKED, s] = W[S_COOL_MASKED_T + s * PRIV]
+        SE[j, SE_COOL_MASKED, s] = W[L.V_MY_MASKED_COOL_TOTAL + s * PRIV]
         SE[j, SE_BURN_OPEN, s] = W[S_BURN_OPEN_T + s]
-        SE[j, SE_BURN_MASKED, s] = W[S_BURN_MASKED_T + s * PRIV]
-        SE[j, SE_MASKS_LEFT, s] = W[S_MASKS + s * PRIV]
-        SE[j, SE_FOG_IN, s] = W[S_FOG_IN + s * PRIV]
-        SE[j, SE_FOG_REQUESTED, s] = W[S_FOG_REQ + s * PRIV]
-        SE[j, SE_FOG_RECEIVED, s] = W[S_FOG_REC + s * PRIV]
+        SE[j, SE_BURN_MASKED, s] = W[L.V_MY_MASKED_BURN_TOTAL + s * PRIV]
+        SE[j, SE_MASKS_LEFT, s] = W[L.V_MY_MASKS + s * PRIV]
+        SE[j, SE_FOG_IN, s] = W[L.V_MY_FOG_IN_TOTAL + s * PRIV]
+        SE[j, SE_FOG_REQUESTED, s] = W[L.V_MY_REQUESTED_TOTAL + s * PRIV]
+        SE[j, SE_FOG_RECEIVED, s] = W[L.V_MY_RECEIVED_TOTAL + s * PRIV]
         SE[j, SE_POINTED_AT, s] = W[S_POINTED + s]
         SE[j, SE_CORNERED, s] = W[L.V_CORNERED_TOTAL + s]
         SE[j, SE_REVEALED, s] = W[S_REVEALED + s]
@@ -716,7 +702,7 @@ def run_chunk(R, P, bot_of_agenda, seat_bot, seed, first_game, lo, hi, G, SE, AS
     GIL). TAPES: one row per game, the decisions' tape of a recording or replaying build
     (`fbsim.kernel.build`); a playing build is given one row that it never reads."""
     deck_total, agenda_total = scratch_sizes(R)
-    W = np.zeros(S_SIZE, dtype=np.int64)
+    W = np.zeros(W_SIZE, dtype=np.int64)
     deck = np.zeros(deck_total, dtype=np.int64)
     agenda_deck = np.zeros(agenda_total, dtype=np.int64)
     per_game = TAPES.shape[0] == G.shape[0]

@@ -23,27 +23,10 @@ P6 = L.MAX_PLAYERS
 PRIV = L.PRIV
 _take = L.Fields(L.V_SIZE).take  # the hidden state follows the view
 
-# Each seat's private fields (R-I2): the view's blocks (seat 0's index; seat s's is
-# + s * PRIV; every other per-seat field below is S_F + s). This round's commitment
-# (S_WORKS .. S_MBURN) is 0 until the seat commits (`end_round` clears it), as the view shows
-# it.
-S_PRIVATE = L.V_PRIVATE_START
-S_CAPITAL = L.V_MY_CAPITAL
-S_AGENDA = L.V_MY_AGENDA
-S_MASKS = L.V_MY_MASKS
-S_WORKS = L.V_MY_WORKS  # this round's commitment
-S_COOL = L.V_MY_COOL
-S_BURN = L.V_MY_BURN
-S_MCOOL = L.V_MY_MASKED_COOL
-S_MBURN = L.V_MY_MASKED_BURN
-S_FREE_WORKS = L.V_MY_FREE_WORKS
-S_BOUGHT = L.V_MY_BOUGHT
-S_FOG_IN_ROUND = L.V_MY_FOG_IN_ROUND
-S_FOG_IN = L.V_MY_FOG_IN_TOTAL
-S_FOG_REQ = L.V_MY_REQUESTED_TOTAL
-S_FOG_REC = L.V_MY_RECEIVED_TOTAL
-S_COOL_MASKED_T = L.V_MY_MASKED_COOL_TOTAL
-S_BURN_MASKED_T = L.V_MY_MASKED_BURN_TOTAL
+# Each seat's private fields (R-I2) are the view's blocks, `W[L.V_MY_F + s * PRIV]`
+# (`fbsim.game.layout`); every other per-seat field below is `W[S_F + s]`. This round's
+# commitment (V_MY_WORKS .. V_MY_MASKED_BURN) is 0 until the seat commits (`end_round`
+# clears it), as the view shows it.
 S_BOT = _take(P6)  # the bot (dispatch id)
 S_ENTRY = _take(P6)  # the lineup entry: its parameter row, the records' `bot`
 S_REVEALED = _take(P6)
@@ -65,7 +48,7 @@ S_OVER = _take()
 S_WINNER = _take()
 S_POT_LOST = _take()
 S_ERROR = _take()  # 0, or an illegal decision: code * 1000 + round * 10 + seat
-S_SIZE = _take(0)  # the whole row W, view included
+W_SIZE = _take(0)  # the whole row W, view included
 
 # S_ERROR codes: which rule an illegal bot decision broke
 ERR_COMMIT = 1  # R-C1..R-C3
@@ -86,5 +69,5 @@ G_COLUMNS = G_ERROR + 1
 
 def seat_index(field: int, seat: int) -> int:
     """The index in W of a per-seat field for one seat (a private field's stride is PRIV)."""
-    private = S_PRIVATE <= field < S_PRIVATE + PRIV
+    private = L.V_PRIVATE_START <= field < L.V_PRIVATE_START + PRIV
     return field + seat * (PRIV if private else 1)

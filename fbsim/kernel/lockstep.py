@@ -13,7 +13,7 @@ import numpy as np
 from fbsim.game import layout as L
 from fbsim.game import record as GR
 from fbsim.game.lineup import Lineup
-from fbsim.kernel.layout import S_SIZE
+from fbsim.kernel.layout import W_SIZE
 from fbsim.reference import engine as E
 from fbsim.reference.view import player_view
 from fbsim.rules import Rules, rules_vector
@@ -87,7 +87,7 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int,
     R = rules_vector(rules)
     P, by_agenda, seat_bot = bot_arrays(rules, lineup, build)
     deck_total = sum(a.count for a in rules.assets.values())
-    W = np.zeros(S_SIZE, dtype=np.int64)
+    W = np.zeros(W_SIZE, dtype=np.int64)
     deck = np.zeros(max(deck_total, L.MAX_MARKET), dtype=np.int64)
     agenda_deck = np.zeros(int(R[L.R_DECK:L.R_DECK + L.N_AGENDAS].sum()), dtype=np.int64)
     ks, kg = np.int64(seed), np.int64(game)
