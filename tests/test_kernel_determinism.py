@@ -85,3 +85,49 @@ def test_numba_num_threads_1_and_2_give_the_same_bytes(tmp_path):
         subprocess.run([sys.executable, "-c", code, str(out)], env=env, check=True)
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
+
+
+def tally_state(t) -> tuple:
+    return (t.games, t.s1.tobytes(), t.s2.tobytes(), t.dial_hist.tobytes(),
+            t.dial_round_hist.tobytes(), t.old_dial_hist.tobytes())
+
+
+@pytest.mark.parametrize("threads,block", [(1, 8192), (2, 8192), (2, 97), (2, 1)])
+def test_runner_blocks_in_flight_count_the_same(threads, block):
+    # On more than one thread the runner plays the next block while it counts one (two sets
+    # of arrays and measures in turn): two arms counted paired, block after block, give the
+    # same integers as one thread in one block, and every block reaches `consume` in order,
+    # holding the kernel's records of exactly its games.
+    from fbsim.experiments.metrics.tally import Tally
+    from fbsim.experiments.run.runner import Arm, run_blocks
+
+    other = load_rules(sets=["players=5", "rounds=6"])
+    arms = [Arm(RULES, LINEUP), Arm(other, LINEUP)]
+    games = 300
+
+    def run(threads: int, block: int):
+        tally = Tally.for_rules(RULES, LINEUP, paired=True)
+        firsts = []
+        prev = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            def consume(first, recs):
+                firsts.append(first)
+                assert np.array_equal(recs[0]["game"],
+                                      np.arange(first, first + len(recs[0]["game"])))
+                new = tally.measure(recs[0], RULES, LINEUP)
+                tally.add(new, tally.measure(recs[1], other, LINEUP))
+                if block < 8192 and first % 3 == 0:  # spot-check a block against the kernel
+                    want = simulate(other, LINEUP, seed=5, n_games=len(recs[1]["game"]),
+                                    first_game=first)
+                    assert same(recs[1], want)
+
+            run_blocks(arms, 5, 0, games, consume, block=block, tallies=[tally, tally])
+        finally:
+            numba.set_num_threads(prev)
+        return tally, firsts
+
+    want, _ = run(1, 8192)
+    got, firsts = run(threads, block)
+    assert firsts == list(range(0, games, min(block, games)))
+    assert tally_state(got) == tally_state(want)

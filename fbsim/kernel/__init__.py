@@ -16,7 +16,7 @@ from fbsim.game.lineup import Lineup
 from fbsim.kernel.layout import ERR_RULES, G_COLUMNS, G_ERROR, KERNEL_VERSION
 from fbsim.rules import Rules, rules_vector
 
-__all__ = ["simulate", "Records", "KERNEL_VERSION"]
+__all__ = ["simulate", "Prepared", "Records", "KERNEL_VERSION"]
 
 
 def bot_arrays(rules: Rules, lineup: Lineup, build=None):
@@ -66,8 +66,6 @@ def simulate(rules: Rules, lineup: Lineup | None = None, seed: int = 0, n_games:
     after: `after(arrays, lo, hi)` runs on the kernel's thread as soon as rows lo..hi - 1 of
     `arrays` (G, SE, AS, DR) are written, chunk by chunk (what the runner counts them with).
     """
-    from fbsim.kernel.build import build_for
-
     lineup = lineup or Lineup()
     if not records:
         raise UsageError("the kernel returns records only; count them with the metrics "
@@ -75,16 +73,43 @@ def simulate(rules: Rules, lineup: Lineup | None = None, seed: int = 0, n_games:
                          "fbsim.experiments.run.runner.run_blocks")
     if n_games < 0 or first_game < 0 or seed < 0:
         raise UsageError("n_games, first_game and seed must be >= 0")
-    build = build_for(lineup, checked)
-    R = rules_vector(rules)
-    P, by_agenda, seat_bot = bot_arrays(rules, lineup, build)
-    if out is None or out.capacity < n_games:
-        out = Records(n_games)
-    arrays = out.arrays(n_games)
-    build.run(R, P, by_agenda, seat_bot, seed, first_game, n_games,
-              chunk_size(n_games, chunk), arrays, threads=threads,
-              after=None if after is None else (lambda lo, hi: after(arrays, lo, hi)))
-    return columns(rules, arrays, first_game, n_games)
+    return Prepared(rules, lineup, checked).start(seed, first_game, n_games, out, chunk,
+                                                  threads, after)()
+
+
+class Prepared:
+    """One setting (rules and lineup) made ready to play: its build (`fbsim.kernel.build`)
+    and the arrays the kernel reads (the rules vector, the bots' parameters and ids), made
+    once for a whole run of blocks."""
+
+    def __init__(self, rules: Rules, lineup: Lineup | None = None,
+                 checked: bool | None = None):
+        from fbsim.kernel.build import build_for
+
+        self.rules = rules
+        self.lineup = lineup or Lineup()
+        self.build = build_for(self.lineup, checked)
+        self.R = rules_vector(rules)
+        self.P, self.by_agenda, self.seat_bot = bot_arrays(rules, self.lineup, self.build)
+
+    def start(self, seed: int, first_game: int, n_games: int, out: Records | None = None,
+              chunk: int | None = None, threads: int | None = None, after=None):
+        """Start playing games first_game .. first_game + n_games - 1 (as `simulate`); the
+        returned function waits for them and returns their columns. Until it has returned,
+        the games are being written into `out`'s arrays."""
+        if out is None or out.capacity < n_games:
+            out = Records(n_games)
+        arrays = out.arrays(n_games)
+        wait = self.build.start(
+            self.R, self.P, self.by_agenda, self.seat_bot, seed, first_game, n_games,
+            chunk_size(n_games, chunk), arrays, threads=threads,
+            after=None if after is None else (lambda lo, hi: after(arrays, lo, hi)))
+
+        def result() -> dict:
+            wait()
+            return columns(self.rules, arrays, first_game, n_games)
+
+        return result
 
 
 def chunk_size(n_games: int, chunk: int | None) -> int:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -64,6 +65,16 @@ class Build:
         in chunks of `chunk` games on `threads` threads (default: numba's thread count).
         `after(lo, hi)`, if given, runs on the same thread once rows lo..hi - 1 are written
         (the runner counts each chunk's games there, in parallel)."""
+        self.start(R, P, by_agenda, seat_bot, seed, first_game, n_games, chunk, out, tapes,
+                   threads, after)()
+
+    def start(self, R, P, by_agenda, seat_bot, seed: int, first_game: int, n_games: int,
+              chunk: int, out: tuple, tapes: np.ndarray | None = None,
+              threads: int | None = None, after=None) -> Callable[[], None]:
+        """`run`, returning at once when the chunks go to the pool of threads: the returned
+        function waits for every chunk (and raises what a chunk raised). On one thread the
+        games are played before it returns. The runner keeps a second block of games in the
+        pool while it counts the first, so that the threads never wait for it."""
         tapes = np.zeros((1, 1), dtype=np.int64) if tapes is None else tapes
         threads = numba.get_num_threads() if threads is None else threads
         go = self.module.run_chunk
@@ -78,15 +89,26 @@ class Build:
         if threads <= 1 or len(spans) <= 1:
             for lo, hi in spans:
                 one(lo, hi)
-            return
-        for f in [_pool().submit(one, lo, hi) for lo, hi in spans]:
-            f.result()
+            return _done
+        pool = _pool(min(threads, numba.config.NUMBA_NUM_THREADS))
+        futures = [pool.submit(one, lo, hi) for lo, hi in spans]
+
+        def wait() -> None:
+            for f in futures:
+                f.result()
+
+        return wait
+
+
+def _done() -> None:
+    pass
 
 
 @cache
-def _pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=numba.config.NUMBA_NUM_THREADS,
-                              thread_name_prefix="fbsim-kernel")
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """The pool of `threads` threads (one per thread count asked for, so that a run asked to
+    use k threads never plays on more)."""
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"fbsim-kernel-{threads}")
 
 
 def _source(bots: tuple[str, ...], checked: bool, mode: str) -> str:

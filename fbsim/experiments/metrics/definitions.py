@@ -205,11 +205,14 @@ class Measure:
     `fbsim.experiments.metrics.compiled`, generated from the declarations above."""
 
     def __init__(self, rules: Rules, lineup: Lineup, bots: tuple[str, ...],
-                 metric_list: list[Metric] | None = None):
+                 metric_list: list[Metric] | None = None, reuse: bool = False):
+        """reuse: every block is written into the same arrays (a `Block` is then valid until
+        the next `start`)."""
         from fbsim.experiments.metrics.compiled import block_measure
         from fbsim.experiments.metrics.per_game import context
 
-        self.rules = rules
+        self.rules, self.lineup, self.reuse = rules, lineup, reuse
+        self.yg = self.xg = None
         self.metrics = metric_list if metric_list is not None else metrics(rules.players, bots)
         self.fn = block_measure(self.metrics)
         self.c = context(rules.players, rules.masks, rules.first_player,
@@ -222,8 +225,9 @@ class Measure:
         # together. The compiled measure writes the [games, metrics] arrays themselves (C
         # order whatever the chunk's size, so that a chunk of one game compiles no second
         # version of it)
-        self.yg = np.empty((g, k), dtype=np.int64)
-        self.xg = np.empty((g, k), dtype=np.int64)
+        if not (self.reuse and self.yg is not None and self.yg.shape == (g, k)):
+            self.yg = np.empty((g, k), dtype=np.int64)
+            self.xg = np.empty((g, k), dtype=np.int64)
         self.y, self.x = self.yg.T, self.xg.T
         self.hists: list[tuple[np.ndarray, np.ndarray]] = []
 

@@ -69,7 +69,7 @@ class Tally:
         # paired: the baseline's (old rules') final Dial histogram
         self.old_dial_hist = np.zeros(DIAL_BINS, dtype=np.int64)
         self.old_dial_round_hist: np.ndarray | None = None
-        self._measures: dict[tuple[int, int], tuple[Rules, Lineup, Measure]] = {}
+        self._measures: dict[tuple, tuple[Rules, Lineup, Measure]] = {}
 
     def __getstate__(self):
         # the compiled measures stay behind (a tally travels between Dask processes)
@@ -82,21 +82,25 @@ class Tally:
         rows = bots if bots is not None else bot_rows(*(lineups or (Lineup(),)))
         return cls(rules.players, rules.rounds, paired, rows)
 
-    def measurer(self, rules: Rules, lineup: Lineup) -> Measure:
+    def measurer(self, rules: Rules, lineup: Lineup, slot: object = None) -> Measure:
         """This tally's metrics over blocks of games of `rules` and `lineup`, chunk by chunk
-        (what the runner counts each chunk with as the kernel plays it)."""
-        key = (id(rules), id(lineup))  # the objects are kept with it (ids stay unique)
+        (what the runner counts each chunk with as the kernel plays it). `slot`: one measure
+        per slot, each reusing its arrays block after block (the runner's blocks in flight
+        at once, each counted before its slot's next block starts); None: new arrays for
+        every block."""
+        key = (id(rules), id(lineup), slot)  # the objects are kept with it (ids stay unique)
         got = self._measures.get(key)
         if got is None:
-            got = self._measures[key] = (rules, lineup,
-                                         Measure(rules, lineup, self.bots, self.metrics))
+            got = self._measures[key] = (rules, lineup, Measure(
+                rules, lineup, self.bots, self.metrics, reuse=slot is not None))
         return got[2]
 
     def measure(self, rec: dict, rules: Rules, lineup: Lineup) -> Block:
         """Every metric of this tally for a block of records played by `lineup` (counted
         once: a block the runner counted as it was played is taken as it is)."""
         done = getattr(rec, "measured", None)
-        if done is not None and done[0] is self.measurer(rules, lineup):
+        if done is not None and done[0] in [m for _, _, m in self._measures.values()] and (
+                done[0].rules is rules and done[0].lineup is lineup):
             return done[1]
         return self.measurer(rules, lineup).block(rec)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -71,12 +72,21 @@ def play(arm: Arm, seed: int, first: int, n: int, out=None, tally: Tally | None 
     `fbsim.kernel.build`), written into `out` (`fbsim.kernel.Records`) when given. With a
     `tally`, every chunk of games is also measured with its metrics on the kernel's own
     thread as soon as it is played, so `tally.measure(records, ...)` costs nothing more."""
-    from fbsim.kernel import simulate
+    from fbsim.kernel import Prepared
 
+    return start(arm, Prepared(arm.rules, arm.lineup, arm.checked), seed, first, n, out,
+                 tally)()
+
+
+def start(arm: Arm, prepared, seed: int, first: int, n: int, out=None,
+          tally: Tally | None = None, slot: object = None) -> Callable[[], dict]:
+    """`play`, started: the games go to the kernel's threads, and the returned function
+    waits for them and returns their records (measured). `prepared`: the arm's
+    `fbsim.kernel.Prepared`; `slot`: which of the tally's measures counts them (one per
+    block in flight, `run_blocks`)."""
     if tally is None:
-        return simulate(arm.rules, arm.lineup, seed, n, first_game=first, out=out,
-                        checked=arm.checked)
-    m = tally.measurer(arm.rules, arm.lineup)
+        return prepared.start(seed, first, n, out)
+    m = tally.measurer(arm.rules, arm.lineup, slot)
     # on a cold cache the measure compiles in a helper process while the kernel compiles here
     helper = prewarm.start(m, arm.rules, arm.lineup, tally.bots)
     m.start(n)
@@ -86,10 +96,14 @@ def play(arm: Arm, seed: int, first: int, n: int, out=None, tally: Tally | None 
         helper.wait()
         m.chunk((G, SE, DR), lo, hi)
 
-    rec = simulate(arm.rules, arm.lineup, seed, n, first_game=first, out=out,
-                   checked=arm.checked, after=after)
-    rec.measured = (m, m.finish())
-    return rec
+    wait = prepared.start(seed, first, n, out, after=after)
+
+    def result() -> dict:
+        rec = wait()
+        rec.measured = (m, m.finish())
+        return rec
+
+    return result
 
 
 def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
@@ -100,23 +114,39 @@ def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
     BLOCK), and hand each block's records (one dict per arm, in order) to
     `consume(first_game_of_block, records)`. `progress.advance(m * weight)` follows each
     block of m games (weight: the arms counted, default all). The records handed to
-    `consume` are overwritten by the next block: count them, or copy what must be kept.
+    `consume` are overwritten by a later block: count them, or copy what must be kept.
     `tallies` (one per arm, or None): the tally that will count each arm's records; the
-    kernel's threads measure them chunk by chunk as they are played (`play`)."""
-    from fbsim.kernel import Records
+    kernel's threads measure them chunk by chunk as they are played (`start`).
+
+    On more than one thread the next block is already being played while `consume` counts
+    one (two sets of output arrays in turn), so the threads never wait for the counting;
+    blocks are consumed in order either way, and nothing counted depends on it."""
+    import numba
+
+    from fbsim.kernel import Prepared, Records
 
     weight = len(arms) if weight is None else weight
     block = BLOCK if block is None else block
-    done, end = first, first + n
-    # one set of output arrays per arm, reused block after block: `consume` reads a block's
-    # records before the next block is played, and keeps none of them
-    bufs = [Records(min(block, n)) for _ in arms]
-    while done < end:
-        m = min(block, end - done)
-        consume(done, [play(a, seed, done, m, buf, t)
-                       for a, buf, t in zip(arms, bufs, tallies or [None] * len(arms),
-                                            strict=True)])
-        done += m
+    tallies = list(tallies) if tallies is not None else [None] * len(arms)
+    prepared = [Prepared(a.rules, a.lineup, a.checked) for a in arms]
+    depth = 2 if numba.get_num_threads() > 1 and n > block else 1
+    # `depth` sets of output arrays, one per arm, reused in turn: `consume` reads a block's
+    # records before the block after next is played into them, and keeps none of them
+    bufs = [[Records(min(block, n)) for _ in arms] for _ in range(depth)]
+    end = first + n
+    inflight: deque = deque()
+    done, k = first, 0
+    while done < end or inflight:
+        while done < end and len(inflight) < depth:
+            m = min(block, end - done)
+            inflight.append((done, m, [
+                start(a, p, seed, done, m, buf, t, (i, k % depth))
+                for i, (a, p, buf, t) in enumerate(zip(arms, prepared, bufs[k % depth],
+                                                       tallies, strict=True))]))
+            done += m
+            k += 1
+        lo, m, waits = inflight.popleft()
+        consume(lo, [w() for w in waits])
         if progress is not None:
             progress.advance(m * weight)
 
