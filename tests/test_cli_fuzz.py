@@ -275,6 +275,7 @@ def folder(tmp_path, monkeypatch):
 def no_games(monkeypatch):
     """Bad input fails before any game: playing one is a test failure (and no kernel is
     compiled)."""
+    from fbsim import kernel
     from fbsim.experiments.run import runner
     from fbsim.reference import engine
 
@@ -282,6 +283,8 @@ def no_games(monkeypatch):
         raise AssertionError("a game was played for bad input")
 
     monkeypatch.setattr(runner, "play", trap)
+    monkeypatch.setattr(runner, "start", trap)
+    monkeypatch.setattr(kernel, "Prepared", trap)  # (what builds, and compiles, a kernel)
     monkeypatch.setattr(engine, "play_game", trap)
 
 

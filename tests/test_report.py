@@ -240,7 +240,7 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, monkeypatch, cap
 def test_an_interrupted_report_resumes_the_table_sizes_it_finished(tmp_path, monkeypatch):
     keep = tmp_path / "parts"
     want = BR.report(games=1500, players=[3, 4], against_sets=["masks=1"], exploit_dir=None)
-    real, calls = runner.play, []
+    real, calls = runner.start, []
 
     def stop_at_4(arm, *args):
         calls.append(arm.rules.players)
@@ -248,12 +248,12 @@ def test_an_interrupted_report_resumes_the_table_sizes_it_finished(tmp_path, mon
             raise KeyboardInterrupt
         return real(arm, *args)
 
-    monkeypatch.setattr(runner, "play", stop_at_4)
+    monkeypatch.setattr(runner, "start", stop_at_4)
     with pytest.raises(KeyboardInterrupt):
         BR.report(games=1500, players=[3, 4], against_sets=["masks=1"], exploit_dir=None,
                   resume=keep)
     assert len(list(keep.glob("p3-*.npz"))) == 1 and not list(keep.glob("p4-*"))
-    monkeypatch.setattr(runner, "play", lambda arm, *a: (calls.append(arm.rules.players),
+    monkeypatch.setattr(runner, "start", lambda arm, *a: (calls.append(arm.rules.players),
                                                          real(arm, *a))[1])
     calls.clear()
     said = []
