@@ -7,12 +7,21 @@ the rules vector R and the deciding player's view V.
 
 from __future__ import annotations
 
+import numpy as np
+
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
 from fbsim.game.legal import can_buy, commit_is_legal, is_eligible
 from fbsim.game.public import asset_field, mine, my_burn_pay
 from fbsim.game.rng import below
 
+# Arguments of the helpers below as int64 constants. numba compiles a helper called with a
+# literal argument (a plain 0 or 1) once per distinct value: five copies of `cheapest_slot`
+# in the default lineup's build alone, a second of a cold compile. cheapest_slot's filters:
+COOLING, NEUTRAL, HEATING = np.int64(-1), np.int64(0), np.int64(1)  # the asset's ppm sign
+ANY_INCOME, PAYING = np.int64(0), np.int64(1)  # the least income the asset pays
+NO_RESERVE = np.int64(0)  # Capital to keep after buying
+NONE = np.int64(0)  # mask_split: no chips of that kind, or no Masks wanted for them
 
 @shared
 def others_net_per_round(R, V, prior):

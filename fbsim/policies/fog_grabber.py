@@ -15,6 +15,9 @@ from fbsim.game.jit import shared
 from fbsim.game.public import mine
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
+    ANY_INCOME,
+    HEATING,
+    NONE,
     cheapest_slot,
     clamp,
     greedy_claim,
@@ -33,7 +36,7 @@ P_RESERVE_EXTRA = 3
 def commit(R, V, P, seed, game):
     agents = R[L.R_AGENTS]
     burn = clamp(int(P[P_BURNS]), 0, agents)
-    mb, mc = mask_split(V, burn, 0, int(P[P_MASKS_PER_ROUND]), 0)
+    mb, mc = mask_split(V, burn, NONE, int(P[P_MASKS_PER_ROUND]), NONE)
     return agents - burn, 0, burn, mc, mb
 
 
@@ -47,7 +50,7 @@ def market(R, V, P, seed, game):
     if V[L.V_ROUND] >= R[L.R_ROUNDS]:
         return -1
     reserve = R[L.R_COLLAPSE_MIN_CAPITAL] + int(P[P_RESERVE_EXTRA])
-    return cheapest_slot(R, V, 1, reserve, 0)
+    return cheapest_slot(R, V, HEATING, reserve, ANY_INCOME)
 
 
 @shared

@@ -15,6 +15,13 @@ from fbsim.game.jit import shared
 from fbsim.game.public import mine
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
+    ANY_INCOME,
+    COOLING,
+    HEATING,
+    NEUTRAL,
+    NO_RESERVE,
+    NONE,
+    PAYING,
     ceil_div_pos,
     cheapest_slot,
     chip_rounds_left,
@@ -59,7 +66,7 @@ def commit(R, V, P, seed, game):
     elif g < -P[P_TOLERANCE]:
         burn = clamp(ceil_div_pos(-g, R[L.R_BURN_PPM] * left), 0, most)
     want_mb = 1 if P[P_MASK_BURNS] > 0 else 0
-    mb, mc = mask_split(V, burn, cool, want_mb, 0)
+    mb, mc = mask_split(V, burn, cool, want_mb, NONE)
     return agents - cool - burn, cool, burn, mc, mb
 
 
@@ -74,13 +81,14 @@ def market(R, V, P, seed, game):
         return -1
     g = gap(R, V, P)
     if g > P[P_TOLERANCE]:
-        slot = cheapest_slot(R, V, -1, 0, 0)
+        slot = cheapest_slot(R, V, COOLING, NO_RESERVE, ANY_INCOME)
     elif g < -P[P_TOLERANCE]:
-        slot = cheapest_slot(R, V, 1, 0, 0)
+        slot = cheapest_slot(R, V, HEATING, NO_RESERVE, ANY_INCOME)
     else:
         slot = -1
     if slot < 0 and R[L.R_ROUNDS] - V[L.V_ROUND] >= int(P[P_PAYBACK]):
-        slot = cheapest_slot(R, V, 0, 0, 1)  # an asset that pays, and moves no ppm
+        # an asset that pays, and moves no ppm
+        slot = cheapest_slot(R, V, NEUTRAL, NO_RESERVE, PAYING)
     return slot
 
 

@@ -42,6 +42,11 @@ from fbsim.game.public import mine
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.beliefs import likeliest_accelerationist
 from fbsim.policies.common import (
+    ANY_INCOME,
+    COOLING,
+    HEATING,
+    NEUTRAL,
+    PAYING,
     ceil_div_pos,
     cheapest_bunker,
     cheapest_slot,
@@ -152,19 +157,19 @@ def buy_by_rule(R, V, P, o, reserve):
     """The slot that `buy` asks for (-1: none)."""
     rule = int(P[o + P_BUY] + 0.5)
     if rule == BUY_COOLING:
-        return cheapest_slot(R, V, -1, reserve, 0)
+        return cheapest_slot(R, V, COOLING, reserve, ANY_INCOME)
     if rule == BUY_INCOME:
-        return cheapest_slot(R, V, 0, reserve, 1)
+        return cheapest_slot(R, V, NEUTRAL, reserve, PAYING)
     if rule == BUY_HEAT:
-        return cheapest_slot(R, V, 1, reserve, 0)
+        return cheapest_slot(R, V, HEATING, reserve, ANY_INCOME)
     if rule == BUY_STEER:
         if pushing(R, V, P, o):
-            return cheapest_slot(R, V, 1, reserve, 0)
+            return cheapest_slot(R, V, HEATING, reserve, ANY_INCOME)
         g = projection(R, V) - P[o + P_AIM]
         if g > P[o + P_TOLERANCE]:
-            return cheapest_slot(R, V, -1, reserve, 0)
+            return cheapest_slot(R, V, COOLING, reserve, ANY_INCOME)
         if g < -P[o + P_TOLERANCE]:
-            return cheapest_slot(R, V, 1, reserve, 0)
+            return cheapest_slot(R, V, HEATING, reserve, ANY_INCOME)
         return -1
     if rule == BUY_BUNKERS:
         return cheapest_bunker(R, V, reserve)
@@ -182,7 +187,7 @@ def plan_market(R, V, P, o):
         slot = buy_by_rule(R, V, P, o, reserve)
     # besides: an income asset (no ppm) while `payback` world turns remain to pay it back
     if slot < 0 and R[L.R_ROUNDS] - V[L.V_ROUND] >= int(P[o + P_PAYBACK]):
-        slot = cheapest_slot(R, V, 0, reserve, 1)
+        slot = cheapest_slot(R, V, NEUTRAL, reserve, PAYING)
     return slot
 
 

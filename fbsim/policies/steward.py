@@ -14,6 +14,9 @@ from fbsim.game.jit import shared
 from fbsim.game.public import mine
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
+    ANY_INCOME,
+    COOLING,
+    NONE,
     ceil_div_pos,
     cheapest_slot,
     chip_rounds_left,
@@ -46,7 +49,7 @@ def commit(R, V, P, seed, game):
         most = clamp(int(P[P_MAX_BURN]), 0, agents)  # R-C1: never more chips than Agents
         burn = clamp(int((target - proj) / (R[L.R_BURN_PPM] * left)), 0, most)
     want_mb = burn if P[P_MASK_BURNS] > 0 else 0
-    mb, mc = mask_split(V, burn, cool, want_mb, 0)
+    mb, mc = mask_split(V, burn, cool, want_mb, NONE)
     return agents - cool - burn, cool, burn, mc, mb
 
 
@@ -61,7 +64,7 @@ def market(R, V, P, seed, game):
     # cooling assets only, and only while a world turn is still to come (R-W1)
     if V[L.V_ROUND] >= R[L.R_ROUNDS]:
         return -1
-    return cheapest_slot(R, V, -1, int(P[P_RESERVE]), 0)
+    return cheapest_slot(R, V, COOLING, int(P[P_RESERVE]), ANY_INCOME)
 
 
 @shared

@@ -25,6 +25,11 @@ from fbsim.game.legal import commit_is_legal
 from fbsim.game.public import mine
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
+    ANY_INCOME,
+    COOLING,
+    HEATING,
+    NEUTRAL,
+    PAYING,
     ceil_div_pos,
     cheapest_slot,
     chip_rounds_left,
@@ -108,11 +113,11 @@ def market(R, V, P, seed, game):
     if P[P_BUY_STEER] > 0.5:
         g = gap(R, V, P)
         if g > P[P_TOLERANCE]:
-            slot = cheapest_slot(R, V, -1, reserve, 0)
+            slot = cheapest_slot(R, V, COOLING, reserve, ANY_INCOME)
         elif g < -P[P_TOLERANCE]:
-            slot = cheapest_slot(R, V, 1, reserve, 0)
+            slot = cheapest_slot(R, V, HEATING, reserve, ANY_INCOME)
     if slot < 0 and R[L.R_ROUNDS] - V[L.V_ROUND] >= int(P[P_PAYBACK]):
-        slot = cheapest_slot(R, V, 0, reserve, 1)
+        slot = cheapest_slot(R, V, NEUTRAL, reserve, PAYING)
     return slot
 
 
