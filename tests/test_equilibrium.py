@@ -465,3 +465,77 @@ def test_a_search_resumes_with_more_iterations_audits_or_other_starts(tmp_path):
     assert again.state["iterations"] == [{"mark": 1}]
     with pytest.raises(UsageError, match="another --out"):
         eq.Search(3, tmp_path, 0, eq.Budget(search_games=999), None, {})
+
+
+def later_strategy_state(s, eq):
+    """Two iterations: the first field's own searches found little, but the Opportunist
+    strategy added after it beats that field by 20 points in the payoff table."""
+    s.state["populations"] = {"steward": [{}], "opportunist": [{}, {"aim": 517}],
+                              "accelerationist": [{}]}
+    s.state["cells"] = {"0,0,0": [0.3, 0.3, 0.4], "0,1,0": [0.2, 0.5, 0.3]}
+
+    def it(mix, gain):
+        return {"mixture": {"steward": [1.0], "opportunist": mix, "accelerationist": [1.0]},
+                "population": [1, len(mix), 1],
+                "agendas": {a: {"gain_ci": [gain - 0.01, gain], "deviation_gain": gain - 0.005,
+                                "changed_games": 10, "win_rate": 0.3, "best_response": {}}
+                            for a in eq.AGENDAS}}
+
+    s.state["iterations"] = [it([1.0], 0.01), it([0.5, 0.5], 0.05)]
+
+
+def test_a_strategy_found_later_that_beats_an_earlier_field_moves_the_choice(tmp_path):
+    """A field's exploitability counts what a strategy of the population (found after it)
+    gains against it in the payoff table, not only the searches run against it: a field
+    whose own search found little is not chosen when a later strategy beats it."""
+    from fbsim.experiments.search import equilibrium as eq
+
+    s = eq.Search(3, tmp_path, 0, eq.Budget(iterations=2), None, {})
+    later_strategy_state(s, eq)
+    g0 = s.population_gains(0)
+    assert g0["opportunist"]["index"] == 1 and g0["opportunist"]["gain"] == pytest.approx(0.2)
+    assert g0["steward"]["gain"] == pytest.approx(0.0)
+    assert s.worst_gain(0) == pytest.approx(0.01)  # its own searches found 1 point
+    assert s.exploitability(0) == pytest.approx(0.2)
+    assert s.exploitability(1) == pytest.approx(0.1)  # 0.5 against the mixture's 0.4
+    assert s.chosen() == 1
+    s.state["cells"]["0,1,0"] = [0.3, 0.3, 0.4]  # the later strategy no better: back to 0
+    assert s.chosen() == 0
+
+
+def test_an_audit_starts_from_the_populations_strongest_strategy_and_keeps_it(tmp_path,
+                                                                              monkeypatch):
+    """An audit searches from the population's strongest strategy against the field (by
+    the payoff table) among its starts, and keeps every start itself among the finalists:
+    a strategy already known to beat the field is never missed."""
+    from fbsim.experiments.search import equilibrium as eq
+
+    s = eq.Search(3, tmp_path, 0, eq.Budget(iterations=2, generations=1, population=3),
+                  None, {})
+    later_strategy_state(s, eq)
+    asked = []
+
+    def best_response(self, name, seed, agenda, field, starts, keep_starts=False):
+        asked.append((agenda, dict(starts), keep_starts))
+        return {}, next(iter(starts))
+
+    monkeypatch.setattr(eq.Search, "best_response", best_response)
+    monkeypatch.setattr(eq.Search, "deviations", lambda self, *a: {})
+    s.audit(0)
+    opp = next(st for a, st, _ in asked if a == "opportunist")
+    assert list(opp)[0] == "population" and opp["population"] == {"aim": 517}
+    assert all(keep for _, _, keep in asked)
+
+    # and with keep_starts the answer is never worse than a start on the select seed: the
+    # scores favour the start itself, which the search's box cannot hold (payback 99)
+    monkeypatch.undo()
+    start = eq.planner({"aim": 517, "payback": 99}).as_dict()
+
+    def scores(self, name, seed, games, agenda, field, cands):
+        return [1.0 if c == start else -abs(c["aim"] - 517) for c in cands]
+
+    monkeypatch.setattr(eq.Search, "_scores", scores)
+    for keep in (False, True):
+        best, label = s.best_response(f"y{keep}", 2000, "opportunist", Lineup(),
+                                      {"kept": start}, keep_starts=keep)
+        assert label == "kept" and (best == start) == keep

@@ -266,6 +266,44 @@ class Search:
     def worst_gain(self, k: int) -> float:
         return max(r["gain_ci"][1] for r in self.gains(k).values())
 
+    def table(self) -> np.ndarray | None:
+        """The payoff table over the population of the last iteration (every cell played;
+        strategies added after it are played in the next one), or None before any."""
+        its = self.state["iterations"]
+        if not its or "population" not in its[-1]:
+            return None
+        sizes = its[-1]["population"]
+        try:
+            W = np.zeros((3, *sizes))
+            for c in itertools.product(*map(range, sizes)):
+                W[(slice(None), *c)] = self.state["cells"][",".join(map(str, c))]
+        except KeyError:
+            return None
+        return W
+
+    def population_gains(self, k: int) -> dict[str, dict]:
+        """Per Agenda, the population's strongest strategy against iteration k's field, by
+        the payoff table: its index and how much more it wins than the Agenda's mixture there
+        (`gain`, on the table's games, not confirmed). A strategy found after iteration k
+        may beat its field by more than any search against that field found; the choice of
+        field (`chosen`) and the audits (`audit`) take it into account."""
+        W = self.table()
+        if W is None:
+            return {a: {"index": None, "gain": 0.0} for a in AGENDAS}
+        mix = self.state["iterations"][k]["mixture"]
+        weights = [np.pad(np.asarray(mix[a], dtype=float), (0, n - len(mix[a])))
+                   for a, n in zip(AGENDAS, W.shape[1:], strict=True)]
+        us = payoffs(W, weights)
+        return {a: {"index": int(np.argmax(u)), "gain": float(u.max() - u @ x)}
+                for a, u, x in zip(AGENDAS, us, weights, strict=True)}
+
+    def exploitability(self, k: int) -> float:
+        """What the choice of field minimises: the largest deviation gain confirmed against
+        iteration k's field (`worst_gain`) or shown against it by a strategy of the
+        population in the payoff table (`population_gains`), whichever is larger."""
+        table = max(g["gain"] for g in self.population_gains(k).values())
+        return max(self.worst_gain(k), table)
+
     def converged(self) -> bool:
         """No Agenda gains more than the tolerance by deviating (upper end of the interval,
         audits of the last field included), and the field's win rates moved at most
@@ -337,12 +375,15 @@ class Search:
         return W
 
     def best_response(self, name: str, seed: int, agenda: str, field: Lineup,
-                      starts: dict[str, dict | None]) -> tuple[dict, str]:
+                      starts: dict[str, dict | None], keep_starts: bool = False
+                      ) -> tuple[dict, str]:
         """The planner that wins most often in `field` for `agenda`: a cross-entropy search
         from each start (by label: a planner strategy, or None for exploit's search; first
         seed `seed + 100 * k` for the k-th, sweeps under `name`/start-k; a start equal to an
         earlier one is skipped), then the best and the final mean of every start compared on
-        a seed no search played. Returns (the strategy, the label of its start)."""
+        a seed no search played (with `keep_starts`, every planner start itself as well: the
+        answer is then never worse than a start on that seed). Returns (the strategy, the
+        label of its start)."""
         b = self.budget
         pool, where, seen = [], [], []
         for k, (label, start) in enumerate(starts.items()):
@@ -358,7 +399,10 @@ class Search:
 
             found = cem(score, dims, generations=b.generations, population=b.population,
                         seed=self.seed * 7919 + self.players * 31 + seed + 100 * k)
-            for x in (full(found.best), full(found.best_mean)):
+            finalists = [full(found.best), full(found.best_mean)]
+            if keep_starts and start is not None:
+                finalists.append(planner(start).as_dict())
+            for x in finalists:
                 if x not in pool:  # each strategy once, with the first start that found it
                     pool.append(x)
                     where.append(label)
@@ -431,18 +475,23 @@ class Search:
 
     def audit(self, c: int) -> dict:
         """New best responses against iteration c's field, from other starts than its own
-        search's (the field's heaviest strategy, exploit's search, the planner's defaults) on
-        fresh seeds, confirmed on fresh games: per Agenda, as `deviations`."""
+        search's (the population's strongest strategy against the field by the payoff table,
+        the field's heaviest strategy, exploit's search, the planner's defaults) on fresh
+        seeds, each start itself among the finalists, confirmed on fresh games: per Agenda,
+        as `deviations`."""
         pops, mix = self.state["populations"], self.state["iterations"][c]["mixture"]
         field = field_lineup(pops, mix)
+        strongest = self.population_gains(c)
         responses = {}
         for a in AGENDAS:
             self.say(f"audit of the field of iteration {c}: best response of the {a}")
             starts = {"heaviest": pops[a][int(np.argmax(mix[a]))], EXPLOIT_SEARCH: None,
                       "defaults": {}}
+            if strongest[a]["index"] is not None:  # (a start the first audits did not have)
+                starts = {"population": pops[a][strongest[a]["index"]], **starts}
             responses[a], _ = self.best_response(
                 f"audit-{c:02d}-{a}", self.seed + search_seed(AUDIT_SEED_OFFSET, c, a),
-                a, field, starts)
+                a, field, starts, keep_starts=True)
         self.say(f"audit of the field of iteration {c}: confirming on a fresh seed")
         return self.deviations(f"audit-{c:02d}-confirm",
                                self.seed + AUDIT_CONFIRM_SEED_OFFSET + c, field, responses)
@@ -515,12 +564,14 @@ class Search:
 
     def chosen(self) -> int:
         """The iteration whose field is the answer: the last one of a converged search,
-        else the least exploitable one found (lowest largest deviation gain that any search
-        or audit confirmed against it, upper ends of the intervals; ties: the later)."""
+        else the least exploitable one found (`exploitability`: the lowest largest deviation
+        gain that any search or audit confirmed against it, upper ends of the intervals, or
+        that a strategy of the population shows against it in the payoff table; ties: the
+        later)."""
         its = self.state["iterations"]
         if self.converged():
             return len(its) - 1
-        return min(range(len(its)), key=lambda k: (self.worst_gain(k), -k))
+        return min(range(len(its)), key=lambda k: (self.exploitability(k), -k))
 
     def summary(self) -> dict:
         its = self.state["iterations"]
@@ -535,6 +586,9 @@ class Search:
                                               self.budget.confirm_games)
                 _, lo, hi, _ = paired_proportions(b, c, self.budget.confirm_games)
                 r["gain_ci"], r["changed_games"] = [lo, hi], b + c
+        table = self.population_gains(self.chosen())
+        for a, r in agendas.items():  # what a strategy of the population gains, by the table
+            r["population_gain"] = table[a]["gain"]
         for r in agendas.values():  # the seats' share, over the games somebody wins
             r["seat_share"] = r["fair"]
             r["fair"] = fair_win_rate(r["seat_share"], measures["everyone_loses"]["rate"])
