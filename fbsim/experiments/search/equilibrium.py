@@ -27,10 +27,13 @@ the `planner` bot's strategy space, one population per Agenda:
    `tolerance`, and the field's win rates moved at most `stability` over the last three
    iterations (so at least two fresh searches after the last change found no gain).
 6. **Audits.** A search that stops answers with its least exploitable field, which the
-   choice itself flatters: the field whose search happened to find nothing looks best. So
-   the chosen field is audited (`Budget.audits` times at most): new best responses against
-   it, from other starts and on fresh seeds, confirmed on fresh games. A field's deviation
-   gain is the largest that any search confirmed against it; an audit that finds more moves
+   choice itself flatters: the field whose search happened to find nothing looks best. A
+   field's exploitability is the larger of the largest deviation gain that any search or
+   audit confirmed against it and the largest gain that a strategy of the population (found
+   later, perhaps) shows against it in the payoff table. The chosen field is audited
+   (`Budget.audits` times at most): new best responses against it, from other starts (the
+   population's strongest strategy against it among them, every start kept among the
+   finalists) and on fresh seeds, confirmed on fresh games; an audit that finds more moves
    the choice to the next least exploitable field, which is audited in turn.
 
 Every sweep is a dataset under OUT/pN/ (resumed if killed, played on Dask with a client), and
@@ -704,17 +707,24 @@ def write_summary_md(out: Path, doc: dict) -> Path:
              "(`seat_share`) times the share of games that somebody wins (a game that "
              "everyone loses has no winner to share). The fields are `pN.toml`; every number "
              "is in `summary.json`.", "",
-             "| players | Agenda | wins | fair share | deviation gain | strategies mixed |",
-             "|---|---|---|---|---|---|"]
+             "| players | Agenda | wins | fair share | deviation gain | population gain "
+             "(payoff table) | strategies mixed |",
+             "|---|---|---|---|---|---|---|"]
     for n, s in doc["players"].items():
         for a, r in s["agendas"].items():
+            pop = r.get("population_gain")
+            pop = "-" if pop is None else f"{100 * pop:+.1f} points"
             lines.append(f"| {n} | {a} | {rate_text(r)} | {pc(r['fair'])} | {gain_text(r)} "
-                         f"| {sum(1 for w in s['mixture'][a] if w > 0)} |")
+                         f"| {pop} | {sum(1 for w in s['mixture'][a] if w > 0)} |")
     if not all(s["converged"] for s in doc["players"].values()):
         lines += ["", "Where the search did not converge, the field is the least exploitable "
                   "one it found (its iteration in the table below), an approximate equilibrium "
                   "whose deviation gains are the ones shown: the largest that the search or an "
-                  "audit of the field (new best responses on fresh seeds) confirmed."]
+                  "audit of the field (new best responses on fresh seeds) confirmed. The "
+                  "population gain is what the population's strongest strategy wins over the "
+                  "Agenda's mixture against the field in the payoff table (on the table's "
+                  "games, not confirmed); the least exploitable field is the one whose larger "
+                  "of the two figures is smallest."]
     lines += ["", "| players | iterations | field of iteration | audited | games | converged | "
               "win rates moved (last three iterations) | collapse | everyone loses | "
               "accusation accuracy |", "|---|---|---|---|---|---|---|---|---|---|"]
