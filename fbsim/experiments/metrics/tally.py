@@ -99,8 +99,8 @@ class Tally:
         """Every metric of this tally for a block of records played by `lineup` (counted
         once: a block the runner counted as it was played is taken as it is)."""
         done = getattr(rec, "measured", None)
-        if done is not None and done[0] in [m for _, _, m in self._measures.values()] and (
-                done[0].rules is rules and done[0].lineup is lineup):
+        if done is not None and done[0].rules is rules and done[0].lineup is lineup and any(
+                m is done[0] for _, _, m in self._measures.values()):  # one of this tally's
             return done[1]
         return self.measurer(rules, lineup).block(rec)
 

@@ -284,13 +284,14 @@ class Search:
             return None
         return W
 
-    def population_gains(self, k: int) -> dict[str, dict]:
+    def population_gains(self, k: int, W: np.ndarray | None = None) -> dict[str, dict]:
         """Per Agenda, the population's strongest strategy against iteration k's field, by
         the payoff table: its index and how much more it wins than the Agenda's mixture there
         (`gain`, on the table's games, not confirmed). A strategy found after iteration k
         may beat its field by more than any search against that field found; the choice of
-        field (`chosen`) and the audits (`audit`) take it into account."""
-        W = self.table()
+        field (`chosen`) and the audits (`audit`) take it into account. W: `table()`, when
+        the caller has it already."""
+        W = self.table() if W is None else W
         if W is None:
             return {a: {"index": None, "gain": 0.0} for a in AGENDAS}
         mix = self.state["iterations"][k]["mixture"]
@@ -300,11 +301,11 @@ class Search:
         return {a: {"index": int(np.argmax(u)), "gain": float(u.max() - u @ x)}
                 for a, u, x in zip(AGENDAS, us, weights, strict=True)}
 
-    def exploitability(self, k: int) -> float:
+    def exploitability(self, k: int, W: np.ndarray | None = None) -> float:
         """What the choice of field minimises: the largest deviation gain confirmed against
         iteration k's field (`worst_gain`) or shown against it by a strategy of the
         population in the payoff table (`population_gains`), whichever is larger."""
-        table = max(g["gain"] for g in self.population_gains(k).values())
+        table = max(g["gain"] for g in self.population_gains(k, W).values())
         return max(self.worst_gain(k), table)
 
     def converged(self) -> bool:
@@ -574,7 +575,8 @@ class Search:
         its = self.state["iterations"]
         if self.converged():
             return len(its) - 1
-        return min(range(len(its)), key=lambda k: (self.exploitability(k), -k))
+        W = self.table()  # built once for every iteration's field
+        return min(range(len(its)), key=lambda k: (self.exploitability(k, W), -k))
 
     def summary(self) -> dict:
         its = self.state["iterations"]
