@@ -22,6 +22,7 @@ MAX_ROUNDS = 16
 MAX_TOKENS = 8
 MAX_KINDS = 8
 MAX_MARKET = 8
+STALE = -(1 << 62)  # V_WORLD_PROJECTION not computed since what it reads changed
 MAX_BOT_PARAMS = 128  # the field bot: 6 weights + 6 planners of 18
 
 # Agendas (R-S4, D2)
@@ -238,7 +239,11 @@ V_LAST_FOG_COOL = _take()
 V_LAST_FOG_BURN = _take()
 V_REVEALS = _take()  # number of reveals so far
 V_TABLE_PPM = _take()  # ongoing ppm of every owned asset at the table (R-W2)
-V_WORLD_PROJECTION = _take()  # the Dial after the world turns to come, if no chip is added
+# the Dial after the world turns to come if no chip is added: a memo of the public function
+# `fbsim.game.public.world_projection`, which a bot calls; the engines set it STALE whenever
+# what it reads changes (the Dial, a token, the table's ppm, the round), and the first bot
+# to ask computes it (most engine steps change it, few decisions read it)
+V_WORLD_PROJECTION = _take()
 V_POINTS = _take(MAX_PLAYERS * MAX_PLAYERS)  # past points: pointer * MAX_PLAYERS + target
 V_CORNERED_TOTAL = _take(MAX_PLAYERS)
 V_PAID_TOTAL = _take(MAX_PLAYERS)  # times a cornered player chose to pay

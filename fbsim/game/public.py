@@ -91,6 +91,20 @@ def project_world(R, V):
 
 
 @shared
+def world_projection(R, V):
+    """`project_world` of the deciding player's view, memoised in the view
+    (`fbsim.game.layout.V_WORLD_PROJECTION`): the engines mark it STALE whenever the Dial,
+    a token, the table's ppm or the round changes, and the first decision that asks computes
+    it once for every decision after it. A pure function of public information (R-I1): the
+    memo changes no answer, only how often it is computed."""
+    p = V[L.V_WORLD_PROJECTION]
+    if p == L.STALE:
+        p = project_world(R, V)
+        V[L.V_WORLD_PROJECTION] = p
+    return p
+
+
+@shared
 def band_of(R, dial):
     """R-E2: the band of a Dial reading (thresholds from the rules vector)."""
     if dial >= R[L.R_COLLAPSE]:

@@ -14,7 +14,7 @@ from numba import njit
 from fbsim.game import layout as L
 from fbsim.game.jit import shared_inline
 from fbsim.game.legal import accusable, can_buy, can_buy_any, commit_is_legal
-from fbsim.game.public import band_of, flips, project_world
+from fbsim.game.public import band_of, flips
 from fbsim.game.record import (
     G_BAND,
     G_END,
@@ -160,7 +160,7 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
     W[L.V_DIAL] = R[L.R_DIAL_START]  # R-S1
     for t in range(R[L.R_N_TOKENS]):
         W[L.V_FLIPPED + t] = R[L.R_TOKEN_START_FLIPPED + t]
-    W[L.V_WORLD_PROJECTION] = project_world(R, W)
+    W[L.V_WORLD_PROJECTION] = L.STALE
     first = R[L.R_FIRST_PLAYER]  # D9
     W[L.V_FIRST_PLAYER] = first
     W[L.V_SEAT] = -1
@@ -217,7 +217,7 @@ def world_turn(R, W, n, r):
     W[L.V_DIAL] += delta
     apply_floor(R, W)
     flip_tokens(R, W)
-    W[L.V_WORLD_PROJECTION] = project_world(R, W)
+    W[L.V_WORLD_PROJECTION] = L.STALE
     if W[L.V_DIAL] >= R[L.R_COLLAPSE]:  # R-W4
         W[S_OVER] = 1
         W[S_END] = L.END_COLLAPSE_WORLD
@@ -290,7 +290,7 @@ def reveal(R, W, n):
     W[L.V_DIAL] += all_burn * R[L.R_BURN_PPM] - all_cool * R[L.R_COOL_PPM]
     apply_floor(R, W)
     flip_tokens(R, W)
-    W[L.V_WORLD_PROJECTION] = project_world(R, W)
+    W[L.V_WORLD_PROJECTION] = L.STALE
     if W[L.V_DIAL] >= R[L.R_COLLAPSE]:
         W[S_OVER] = 1
         W[S_END] = L.END_COLLAPSE_REVEAL
@@ -376,7 +376,7 @@ def market_turns(R, P, W, n, r, seed, game, deck, T):
                 W[L.V_MARKET + slot] = -1
             W[L.V_DECK_LEFT] = W[S_DECK_LEN] - W[S_DECK_POS]
             if ppm != 0:  # the projection reads the table's ppm, nothing else bought changes
-                W[L.V_WORLD_PROJECTION] = project_world(R, W)
+                W[L.V_WORLD_PROJECTION] = L.STALE
         W[L.V_MY_CAPITAL + s * PRIV] += W[L.V_MY_FREE_WORKS + s * PRIV] * R[L.R_WAGE]
         W[L.V_MY_FREE_WORKS + s * PRIV] = 0
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
-from fbsim.game.public import mine
+from fbsim.game.public import mine, world_projection
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
     ANY_INCOME,
@@ -48,7 +48,7 @@ def aim(R, P):
 def gap(R, V, P):
     """Projected final Dial minus the aim (positive: too hot)."""
     left = chip_rounds_left(R, V)
-    proj = V[L.V_WORLD_PROJECTION] + others_net_per_round(R, V, 0.0) * left
+    proj = world_projection(R, V) + others_net_per_round(R, V, 0.0) * left
     return proj - aim(R, P)
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
 from fbsim.game.legal import commit_is_legal
-from fbsim.game.public import mine
+from fbsim.game.public import mine, world_projection
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.beliefs import likeliest_accelerationist
 from fbsim.policies.common import (
@@ -91,7 +91,7 @@ BUY_BUNKERS = 5
 @shared
 def projection(R, V):
     """The final Dial if the table keeps its average net chips (the Steward's projection)."""
-    return V[L.V_WORLD_PROJECTION] + others_net_per_round(R, V, 0.0) * chip_rounds_left(R, V)
+    return world_projection(R, V) + others_net_per_round(R, V, 0.0) * chip_rounds_left(R, V)
 
 
 @shared

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
-from fbsim.game.public import mine
+from fbsim.game.public import mine, world_projection
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
     ANY_INCOME,
@@ -37,7 +37,7 @@ P_RESERVE = 4
 @shared
 def commit(R, V, P, seed, game):
     left = chip_rounds_left(R, V)
-    proj = V[L.V_WORLD_PROJECTION] + others_net_per_round(R, V, 0.0) * left
+    proj = world_projection(R, V) + others_net_per_round(R, V, 0.0) * left
     target = R[L.R_SEVERE] - 1 - P[P_MARGIN]
     agents = R[L.R_AGENTS]
     cool = 0

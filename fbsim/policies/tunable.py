@@ -22,7 +22,7 @@ from __future__ import annotations
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
 from fbsim.game.legal import commit_is_legal
-from fbsim.game.public import mine
+from fbsim.game.public import mine, world_projection
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import (
     ANY_INCOME,
@@ -61,7 +61,7 @@ P_CORNERED = 12
 def gap(R, V, P):
     """Projected final Dial minus the aim (positive: too hot)."""
     left = chip_rounds_left(R, V)
-    return V[L.V_WORLD_PROJECTION] + others_net_per_round(R, V, 0.0) * left - P[P_AIM]
+    return world_projection(R, V) + others_net_per_round(R, V, 0.0) * left - P[P_AIM]
 
 
 @shared

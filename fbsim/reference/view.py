@@ -11,7 +11,7 @@ import numpy as np
 
 from fbsim.game import layout as L
 from fbsim.game.legal import accusable
-from fbsim.game.public import project_world, table_asset_ppm
+from fbsim.game.public import table_asset_ppm
 from fbsim.reference.state import Game
 
 
@@ -52,7 +52,7 @@ def public_view(g: Game, decision: int) -> np.ndarray:
     V[L.V_REVEALS] = g.reveals
     # derived from the public facts above; computed once here rather than in every bot
     V[L.V_TABLE_PPM] = table_asset_ppm(g.R, V)
-    V[L.V_WORLD_PROJECTION] = project_world(g.R, V)
+    V[L.V_WORLD_PROJECTION] = L.STALE  # computed when a bot asks (world_projection)
     return V
 
 
