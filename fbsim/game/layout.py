@@ -23,6 +23,7 @@ MAX_TOKENS = 8
 MAX_KINDS = 8
 MAX_MARKET = 8
 STALE = -(1 << 62)  # V_WORLD_PROJECTION not computed since what it reads changed
+NO_MEMO = -1  # V_MY_MEMO: nothing kept yet
 MAX_BOT_PARAMS = 128  # the field bot: 6 weights + 6 planners of 18
 
 # Agendas (R-S4, D2)
@@ -273,6 +274,10 @@ V_MY_REQUESTED_TOTAL = _take()
 V_MY_RECEIVED_TOTAL = _take()
 V_MY_MASKED_COOL_TOTAL = _take()
 V_MY_MASKED_BURN_TOTAL = _take()
+# a word the seat's bot keeps for the game (`fbsim.game.public.memo`): a value the bot
+# derives from its own view and parameters alone that stays the same for the whole game (the
+# `field` bot's component); NO_MEMO at the start of a game
+V_MY_MEMO = _take()
 PRIV = _take(0) - V_PRIVATE_START  # one seat's private block
 _take((MAX_PLAYERS - 1) * PRIV)  # the other seats' blocks
 V_SIZE = _take(0)

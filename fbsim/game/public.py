@@ -28,6 +28,22 @@ def mine(V, field):
 
 
 @shared
+def memo(V):
+    """The word the deciding player's bot kept for this game (`V_MY_MEMO`; NO_MEMO until it
+    keeps one). A bot keeps only what it derives from its own view and parameters and what
+    stays the same for the whole game, so a memo changes how often the bot computes it,
+    never an answer: the reference engine, which builds a fresh view for every decision,
+    starts every view at NO_MEMO (the engines' records agree game for game)."""
+    return V[L.V_MY_MEMO + V[L.V_SEAT] * L.PRIV]
+
+
+@shared
+def keep_memo(V, value):
+    """Keep `value` as the deciding player's memo for the rest of the game (`memo`)."""
+    V[L.V_MY_MEMO + V[L.V_SEAT] * L.PRIV] = value
+
+
+@shared
 def my_burn_pay(R, V):
     """R-V3/R-A5: what one open BURN pays the deciding player."""
     if V[L.V_REVEALED_AGENDA + V[L.V_SEAT]] == L.ACCELERATIONIST:

@@ -171,6 +171,7 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
         W[S_BOT + s] = seat_bot[s] if seat_bot[s] >= 0 else bot_of_agenda[a]
         W[S_ENTRY + s] = L.N_AGENDAS + s if seat_bot[s] >= 0 else a
         W[L.V_MY_MASKS + s * PRIV] = R[L.R_MASKS]
+        W[L.V_MY_MEMO + s * PRIV] = L.NO_MEMO  # kept by the seat's bot from its first decision
     for place in range(n):
         s = seat_at(first, place, n)
         W[L.V_MY_CAPITAL + s * PRIV] = R[L.R_CAPITAL] + place * R[L.R_STAGGER]  # R-S2, R-S3

@@ -59,6 +59,18 @@ def visible(V, s):
     return out
 
 
+def unmemoised(V):
+    """A view with its memos blanked: the world projection (STALE until a bot asks,
+    `fbsim.game.public.world_projection`) and every seat's bot memo (`fbsim.game.public.memo`).
+    They cache what bots compute from the view and change no answer; the reference engine
+    builds a fresh view for every decision, so its memos are always blank."""
+    out = V.copy()
+    out[L.V_WORLD_PROJECTION] = L.STALE
+    for t in range(L.MAX_PLAYERS):
+        out[L.V_MY_MEMO + t * L.PRIV] = L.NO_MEMO
+    return out
+
+
 def kernel_view(K, W, s, decision):
     """What build K hands seat s's bot for a decision (a copy of W's view section)."""
     X = W.copy()
@@ -101,8 +113,8 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int,
     def compare(r: int, step: str) -> str | None:
         for s in range(n):
             for decision in (L.DP_COMMIT, L.DP_MARKET):
-                a = player_view(g, s, decision)
-                b = visible(kernel_view(K, W, s, decision), s)
+                a = unmemoised(player_view(g, s, decision))
+                b = unmemoised(visible(kernel_view(K, W, s, decision), s))
                 diff = np.flatnonzero(a != b)
                 if diff.size:
                     i = int(diff[0])

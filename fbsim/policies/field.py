@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from fbsim.game import layout as L
 from fbsim.game.jit import shared
-from fbsim.game.public import mine
+from fbsim.game.public import keep_memo, memo, mine
 from fbsim.game.rng import draw
 from fbsim.policies import BotSpec, Param
 from fbsim.policies.common import greedy_claim
@@ -35,7 +35,8 @@ WIDTH = len(PARAMS)  # parameters per component
 
 @shared
 def component(P, seed, game, agenda):
-    """The offset in P of the component this Agenda plays in this game."""
+    """The offset in P of the component this Agenda plays in this game (drawn afresh: see
+    `chosen`)."""
     total = 0.0
     for k in range(COMPONENTS):
         if P[k] > 0.0:
@@ -55,29 +56,40 @@ def component(P, seed, game, agenda):
 
 
 @shared
+def chosen(V, P, seed, game):
+    """`component` of the deciding player's Agenda, drawn once a game and kept as the
+    player's memo (`fbsim.game.public.memo`: the draw is the same at every decision of a
+    game; drawing it at each of a game's hundred decisions was a fifth of a field's time)."""
+    o = memo(V)
+    if o == L.NO_MEMO:
+        o = component(P, seed, game, mine(V, L.V_MY_AGENDA))
+        keep_memo(V, o)
+    return o
+
+
+@shared
 def commit(R, V, P, seed, game):
-    return plan_commit(R, V, P, component(P, seed, game, mine(V, L.V_MY_AGENDA)))
+    return plan_commit(R, V, P, chosen(V, P, seed, game))
 
 
 @shared
 def fog_request(R, V, P, seed, game):
-    o = component(P, seed, game, mine(V, L.V_MY_AGENDA))
-    return greedy_claim(V, P[o + P_GREED])
+    return greedy_claim(V, P[chosen(V, P, seed, game) + P_GREED])
 
 
 @shared
 def market(R, V, P, seed, game):
-    return plan_market(R, V, P, component(P, seed, game, mine(V, L.V_MY_AGENDA)))
+    return plan_market(R, V, P, chosen(V, P, seed, game))
 
 
 @shared
 def accuse(R, V, P, seed, game):
-    return plan_accuse(R, V, P, component(P, seed, game, mine(V, L.V_MY_AGENDA)))
+    return plan_accuse(R, V, P, chosen(V, P, seed, game))
 
 
 @shared
 def cornered(R, V, P, seed, game):
-    return plan_cornered(R, V, P, component(P, seed, game, mine(V, L.V_MY_AGENDA)))
+    return plan_cornered(R, V, P, chosen(V, P, seed, game))
 
 
 def _params() -> tuple[Param, ...]:

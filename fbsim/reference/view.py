@@ -90,4 +90,5 @@ def player_view(g: Game, seat: int, decision: int, accusers: int = 0,
     V[b + L.V_MY_RECEIVED_TOTAL] = me.fog_received
     V[b + L.V_MY_MASKED_COOL_TOTAL] = me.cool_masked
     V[b + L.V_MY_MASKED_BURN_TOTAL] = me.burn_masked
+    V[b + L.V_MY_MEMO] = L.NO_MEMO  # a fresh view each decision: the bot computes its memo again
     return V
