@@ -24,10 +24,13 @@ shared = njit(cache=True, nogil=True, _nrt=False)
 # A switch between calls (the kernel's dispatch to a bot, its step dispatch) is inlined into
 # its caller by numba: each call between compiled functions passes every array as its seven
 # words (about 45 words for a step), so a call that only chooses another call costs as much
-# as the work. Only such switches, and the one-line per-game metric terms that the block
-# measure calls once each (compiled on their own they cost about 3 s of a cold start):
-# inlining the engine's and the bots' small helpers too measured slower (LLVM already
-# inlines those) and more than doubled the compile.
+# as the work. Also inlined: what is compiled only to be called from one or two places, where
+# a function of its own costs compile time and no run time (the engine's small helpers, the
+# game's loop around its rounds, the one-line per-game metric terms that the block measure
+# calls once each): numba compiles every function with a fixed cost of about 0.1-0.2 s of a
+# cold start, and every function's library optimises again the code it links in. Inlining
+# the bots' shared helpers measured slower (LLVM already inlines those; numba's inlining
+# makes worse code of them) and so did inlining the round into the game loop.
 shared_inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
 if numba.config.DISABLE_JIT:

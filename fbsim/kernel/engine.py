@@ -94,19 +94,19 @@ jit = njit(cache=True, nogil=True, _nrt=False)
 A = L.ASSET_STRIDE
 
 
-@jit
+@shared_inline
 def afield(R, k, f):
     return R[L.R_ASSET + k * A + f]
 
 
-@jit
+@shared_inline
 def fail(W, code, r, s):
     if W[S_ERROR] == 0:
         W[S_ERROR] = code * 1000 + r * 10 + s
     W[S_OVER] = 1
 
 
-@jit
+@shared_inline
 def seat_at(first, i, n):
     """The seat `i` places clockwise from seat `first` (0 <= first < n, 0 <= i < n), without
     a division."""
@@ -114,12 +114,12 @@ def seat_at(first, i, n):
     return s - n if s >= n else s
 
 
-@jit
+@shared_inline
 def is_rev_accel(W, s):
     return W[S_REVEALED + s] == 1 and W[L.V_MY_AGENDA + s * PRIV] == L.ACCELERATIONIST
 
 
-@jit
+@shared_inline
 def ask(W, s, decision):
     """Seat s is asked `decision`: its view is the view section of W (R-I1, and its own
     private block among every seat's, R-I2, which the bot reads by its seat:
@@ -180,21 +180,21 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
 # --------------------------------------------------------------------------- the round
 
 
-@jit
+@shared_inline
 def pay_income(R, W, n):
     """R-W1 (S_INCOME holds each seat's income, kept up to date at every purchase)."""
     for s in range(n):
         W[L.V_MY_CAPITAL + s * PRIV] += W[S_INCOME + s]
 
 
-@jit
+@shared_inline
 def apply_floor(R, W):
     """D4."""
     if R[L.R_FLOOR_ENABLED] == 1 and W[L.V_DIAL] < R[L.R_FLOOR]:
         W[L.V_DIAL] = R[L.R_FLOOR]
 
 
-@jit
+@shared_inline
 def flip_tokens(R, W):
     """R-W3: flip every unflipped token whose threshold is reached (or crossed, by
     `tipping.flip_when`); never unflip."""
@@ -227,7 +227,7 @@ def world_turn(R, W, n, r):
         pay_income(R, W, n)
 
 
-@jit
+@shared_inline
 def burn_pay(R, W, s):
     if is_rev_accel(W, s):
         return R[L.R_BURN_PAY_REVEALED]
@@ -382,7 +382,7 @@ def market_turns(R, P, W, n, r, seed, game, deck, T):
         W[L.V_MY_FREE_WORKS + s * PRIV] = 0
 
 
-@jit
+@shared_inline
 def point_weight(R, W, s):
     """R-A2 + D7."""
     best = R[L.R_POINT_WEIGHT]
@@ -466,7 +466,7 @@ def accusation(R, P, W, n, r, seed, game, T):
                 W[L.V_MY_CAPITAL + s * PRIV] += pay
 
 
-@jit
+@shared_inline
 def end_round(W, n):
     for s in range(n):
         W[L.V_MY_WORKS + s * PRIV] = 0  # no commitment yet in the next round (the view's 0)
@@ -482,7 +482,7 @@ def end_round(W, n):
 # --------------------------------------------------------------------------- scoring
 
 
-@jit
+@shared_inline
 def agenda_bonus(R, W, agenda, band, dial, s):
     """R-X1."""
     if agenda == L.STEWARD:
@@ -611,7 +611,7 @@ def play_round(R, P, W, n, r, seed, game, deck, T):
             return
 
 
-@jit
+@shared_inline
 def close_round(R, W, n, r):
     """The Dial as the round ended; the first player of the next round, if any (R-S6)."""
     W[S_DIAL_ROUND + r - 1] = W[L.V_DIAL]
@@ -619,7 +619,7 @@ def close_round(R, W, n, r):
         end_round(W, n)
 
 
-@jit
+@shared_inline
 def play_game(R, P, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck, T):
     """Every round (R-S6, R-E1) until the game ends, then the score (R-E3, R-E4)."""
     setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck)
@@ -682,7 +682,7 @@ def write_record(j, r, R, W, G, SE, AS, DR):
             AS[j, SK_ASSETS, s, k] = W[L.V_OWNED + s * L.MAX_KINDS + k]
 
 
-@jit
+@shared_inline
 def scratch_sizes(R):
     """Lengths of the per-chunk asset deck and agenda deck buffers."""
     deck_total = 0
