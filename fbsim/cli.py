@@ -764,8 +764,10 @@ def equilibrium_cmd(
     iterations: Annotated[int, typer.Option(help="Iterations at most (1 to 99).")] = 12,
     audits: Annotated[int, typer.Option(
         help="Audits of the chosen field at most: new best responses against it on fresh "
-             "seeds; one that finds a larger gain moves the choice to the next least "
-             "exploitable field (0: none).", min=0, max=10)] = 2,
+             "seeds, from other starts (the population's strongest strategy against it among "
+             "them, every start kept among the finalists); one that finds a larger gain moves "
+             "the choice to the next least exploitable field (0: none).", min=0,
+        max=10)] = 2,
     tolerance: Annotated[float, typer.Option(
         help="Stop when no Agenda's deviation gain (upper end of its 95% interval) exceeds "
              "this, in points of win rate.", min=0, max=100)] = 3.0,
