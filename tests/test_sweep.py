@@ -243,6 +243,37 @@ def test_same_bytes_whatever_the_block_size_and_threads(tmp_path, monkeypatch):
     assert _bytes(tmp_path / "a") == _bytes(tmp_path / "b")
 
 
+def test_points_played_now_and_points_read_back_give_the_same_bytes(tmp_path):
+    """The tables take the points a run has just played from memory and finished points from
+    their files: either way the same bytes."""
+    spec = _small_spec(games=700)
+    run_sweep(spec, tmp_path / "s")  # every point from memory
+    before = _bytes(tmp_path / "s")
+    for t in TABLES:
+        (tmp_path / "s" / f"{t}.parquet").unlink()
+    again = run_sweep(spec, tmp_path / "s")  # every point read back from points/
+    assert again.games_played == 0
+    assert _bytes(tmp_path / "s") == before
+
+
+def test_a_sweep_without_checkpoints_writes_the_same_tables_and_no_point_files(tmp_path):
+    spec = _small_spec(games=700)
+    run_sweep(spec, tmp_path / "a")
+    first = run_sweep(spec, tmp_path / "b", checkpoints=False)
+    assert _bytes(tmp_path / "a") == _bytes(tmp_path / "b")
+    assert not list((tmp_path / "b" / "points").iterdir())
+    # finished: read back as it is, nothing played
+    again = run_sweep(spec, tmp_path / "b", checkpoints=False)
+    assert (again.points_run, again.points_skipped, again.games_played) == (0, 3, 0)
+    pd.testing.assert_frame_equal(first.win_rates, again.win_rates)
+    # killed before its tables were written: played again from the start, the same bytes
+    before = _bytes(tmp_path / "b")
+    (tmp_path / "b" / "seats.parquet").unlink()
+    replay = run_sweep(spec, tmp_path / "b", checkpoints=False)
+    assert replay.points_run == 3 and replay.games_played == 3 * 700
+    assert _bytes(tmp_path / "b") == before
+
+
 def test_rerun_skips_finished_points_and_another_spec_is_refused(tmp_path):
     spec = _small_spec(games=600)
     first = run_sweep(spec, tmp_path / "s")

@@ -15,6 +15,12 @@ points sharing a baseline, a range of games), in this process or on a Dask clust
 (`fbsim.experiments.run.cluster`); each task plays its baseline's games once. A killed
 sweep leaves only whole points behind; rerunning it skips them and writes byte-identical
 tables.
+
+Without per-point checkpoints (`run_sweep(checkpoints=False)`: the searches' many short
+sweeps, a CEM generation of a dozen points of a few thousand games, whose three files per
+point cost more than the point's games) no `points/` folder is written: the tables are
+written once every point is played, a finished dataset is read back as it is, and a killed
+one is played again from its first point.
 """
 
 from __future__ import annotations
@@ -34,7 +40,6 @@ from fbsim.experiments.metrics.tables import (
     sweep_tables,
     upgrade_point_tables,
 )
-from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.lock import LOCK_NAME, output_lock
 from fbsim.experiments.run.provenance import base_provenance, now_iso, read_table, write_table
 from fbsim.experiments.run.runner import NoProgress, Progress
@@ -160,9 +165,9 @@ def _clean_temporaries(out: Path) -> None:
             p.unlink(missing_ok=True)
 
 
-def _write_point(out: Path, point: Point, spec: SweepSpec, tally: Tally, started: str) -> None:
-    tables = sweep_tables(tally, point.rules, point.values, point.index, point.baseline)
-    prov = _point_provenance(spec, point, started, tally.games)
+def _write_point(out: Path, point: Point, spec: SweepSpec, tables: list[pd.DataFrame],
+                 started: str, games: int) -> None:
+    prov = _point_provenance(spec, point, started, games)
     final = _point_dir(out, point.index)
     tmp = final.with_name(f".{final.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -174,6 +179,11 @@ def _write_point(out: Path, point: Point, spec: SweepSpec, tally: Tally, started
     os.replace(tmp, final)
 
 
+def _any_point(out: Path) -> bool:
+    d = out / "points"
+    return d.is_dir() and any(d.iterdir())
+
+
 def _finished(out: Path, i: int) -> bool:
     d = _point_dir(out, i)
     return all((d / f"{t}.parquet").exists() for t in TABLES)
@@ -181,12 +191,13 @@ def _finished(out: Path, i: int) -> bool:
 
 def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None,
               force: bool = False, echo=None, client=None, task_games: int | None = None,
-              threads: int | None = None) -> SweepResult:
+              threads: int | None = None, checkpoints: bool = True) -> SweepResult:
     """Run (or resume) a sweep into the dataset folder `out`.
 
     With a dask.distributed `client`, the points are played on its workers in tasks of
     `task_games` games (default: a few tasks per worker and point), each with `threads` kernel
-    threads (default: the worker's own setting); the tables are the same bytes."""
+    threads (default: the worker's own setting); the tables are the same bytes.
+    `checkpoints=False`: no per-point files (the module's docstring); the same tables."""
     out = Path(out)
     base, points = build_points(spec)  # every point validated before any game runs
     progress = progress or NoProgress()
@@ -194,12 +205,17 @@ def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None
     _check_dataset(out, spec, digest, points, force)
     with output_lock(out):  # (checked again under the lock, which creates OUT)
         return _run_locked(spec, out, points, progress, force, echo, client, task_games,
-                           threads, digest)
+                           threads, digest, checkpoints)
 
 
 def _run_locked(spec, out, points, progress, force, echo, client, task_games, threads,
-                digest) -> SweepResult:
+                digest, checkpoints) -> SweepResult:
     started = _open_dataset(out, spec, digest, points, force)
+    if (not checkpoints and not _any_point(out)
+            and all((out / f"{t}.parquet").exists() for t in TABLES)):
+        # finished without checkpoints (its tables are written only once every point is)
+        got = load(out)
+        return SweepResult(out, *(got[t] for t in TABLES), 0, len(points), 0)
     todo = [p for p in points if not _finished(out, p.index)]
     if echo:
         echo(describe(spec, points))
@@ -209,20 +225,28 @@ def _run_locked(spec, out, points, progress, force, echo, client, task_games, th
     progress.start(per_point * len(todo), f"{len(todo)} points")
     from fbsim.experiments.run.cluster import run_tasks
 
+    fresh: dict[int, list[pd.DataFrame]] = {}  # the points played now, not read back
+
     def on_point(point, tally):
-        _write_point(out, point, spec, tally, started)
+        tables = sweep_tables(tally, point.rules, point.values, point.index, point.baseline)
+        if checkpoints:
+            _write_point(out, point, spec, tables, started, tally.games)
+        fresh[point.index] = tables
 
     try:
         played = run_tasks(client, spec, todo, {p.index: p for p in points}, task_games,
                            threads, progress, on_point)
     finally:
         progress.close()
-    frames = combine(out, spec, points, started)
+    frames = combine(out, spec, points, started, fresh)
     return SweepResult(out, *frames, len(todo), len(points) - len(todo), played)
 
 
-def combine(out: Path, spec: SweepSpec, points: list[Point], started: str):
-    """The dataset's three tables from its finished points."""
+def combine(out: Path, spec: SweepSpec, points: list[Point], started: str,
+            fresh: dict[int, list[pd.DataFrame]] | None = None):
+    """The dataset's three tables from its finished points: `fresh[i]`, point i's tables as
+    this run computed them, else point i's files (the same values either way: a test checks
+    that both give the same bytes)."""
     prov = {**base_provenance(started), "kind": "sweep", "seed": spec.seed,
             "games": spec.games if spec.ci_width is None else None,
             "sweep_spec": spec.to_dict(),
@@ -233,8 +257,13 @@ def combine(out: Path, spec: SweepSpec, points: list[Point], started: str):
             "rules_toml": {str(p.index): rules_to_toml(p.rules, comments=False) for p in points}}
     parts: dict[str, list[pd.DataFrame]] = {t: [] for t in TABLES}
     upgraded = []
+    fresh = fresh or {}
     for p in points:
-        got = {t: pd.read_parquet(_point_dir(out, p.index) / f"{t}.parquet") for t in TABLES}
+        if p.index in fresh:
+            got = dict(zip(TABLES, fresh[p.index], strict=True))
+        else:
+            got = {t: pd.read_parquet(_point_dir(out, p.index) / f"{t}.parquet")
+                   for t in TABLES}
         # a point finished by an older version (a resumed dataset) gets today's columns
         if upgrade_point_tables(got["win_rates"], got["outcomes"]):
             upgraded.append(p.index)

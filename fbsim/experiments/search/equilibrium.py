@@ -341,11 +341,14 @@ class Search:
     # ------------------------------------------------------------------ sweeps
 
     def _sweep(self, name: str, seed: int, games: int, lineups: list[Lineup],
-               outcomes: bool = False):
+               outcomes: bool = False, checkpoints: bool = True):
+        """The sweep of these lineups under OUT/pN/name; `checkpoints=False` for the short
+        ones (a generation of a best-response search: its point files would cost more than
+        its games, and a killed one is played again whole, `fbsim.experiments.run.sweep`)."""
         points = [{"players": self.players, "lineup": lu.describe()} for lu in lineups]
         spec = SweepSpec(games=games, seed=seed, points=points, **self.base)
         res = run_sweep(spec, self.dir / name, client=self.client, progress=self.progress,
-                        force=self.force)
+                        force=self.force, checkpoints=checkpoints)
         self.state["games"] += res.games_played
         rates = res.win_rates[res.win_rates["kind"] == "agenda"]
         return (rates, res.outcomes) if outcomes else rates
@@ -423,7 +426,8 @@ class Search:
         ties, below one game's worth: a search whose candidates all win nothing still finds
         a slope)."""
         lineups = [Lineup({**field.by_agenda, agenda: planner(c)}) for c in cands]
-        rates, outcomes = self._sweep(name, seed, games, lineups, outcomes=True)
+        rates, outcomes = self._sweep(name, seed, games, lineups, outcomes=True,
+                                      checkpoints=False)
         legacy = outcomes.set_index("point")[f"legacy_mean_{agenda}"].fillna(0.0)
         return [float(self._rate(rates, j, agenda)["rate"])
                 + LEGACY_TIEBREAK * float(legacy.get(j, 0.0)) for j in range(len(cands))]

@@ -253,7 +253,8 @@ def tune(spec: TuneSpec, out: str | Path = "out/tune", client=None, progress=Non
 
     def score(cands, gen):
         res = run_sweep(_sweep_spec(spec, cands, spec.games, spec.seed + gen),
-                        out / f"gen-{gen:02d}", client=client, progress=progress, force=force)
+                        out / f"gen-{gen:02d}", client=client, progress=progress, force=force,
+                        checkpoints=False)  # a generation: short, replayed whole if killed
         ls = [r["loss"] for r in losses(spec, res, len(cands))]
         if echo:
             echo(f"  generation {gen + 1}/{spec.generations}: best loss {min(ls):.5f}")
