@@ -101,6 +101,48 @@ def test_a_field_of_one_component_plays_that_planner_game_by_game():
     assert np.array_equal(_records(pure), _records(field))
 
 
+def test_the_field_bot_keeps_its_drawn_component_as_its_memo():
+    """The field bot draws its component once a game and keeps it as its memo
+    (`fbsim.game.public.memo`): a fresh view (NO_MEMO, as the reference engine builds every
+    view) and a view holding the kept memo give the same answers, and the memo is what it
+    answers from (another component kept there changes the answer)."""
+    from fbsim.kernel import bot_arrays
+    from fbsim.kernel.build import kernel_build
+    from fbsim.policies import field
+    from fbsim.rules import rules_vector
+
+    rules = load_rules(players=4)
+    full = [Entry.make("planner", x).as_dict() for x in (A, B)]
+    lu = Lineup({"steward": Entry.make("field", field_params([(0.5, full[0]),
+                                                               (0.5, full[1])]))})
+    P, _, _ = bot_arrays(rules, lu, kernel_build())
+    row = P[lu.entry_index(0, GL.STEWARD)]
+    R = rules_vector(rules)
+    V = np.zeros(GL.V_SIZE, dtype=np.int64)
+    V[GL.V_SEAT] = 2
+    V[GL.V_MY_AGENDA + 2 * GL.PRIV] = GL.STEWARD
+    V[GL.V_MY_CAPITAL + 2 * GL.PRIV] = 30
+    V[GL.V_MY_MASKS + 2 * GL.PRIV] = 2
+    V[GL.V_ROUND] = 1
+    V[GL.V_DIAL] = 450
+    V[GL.V_WORLD_PROJECTION] = GL.STALE
+    kept = {}
+    for game in range(40):
+        fresh = V.copy()
+        fresh[GL.V_MY_MEMO + 2 * GL.PRIV] = GL.NO_MEMO
+        a = field.commit(R, fresh, row, np.int64(7), np.int64(game))
+        o = int(fresh[GL.V_MY_MEMO + 2 * GL.PRIV])
+        assert o == field.component(row, np.int64(7), np.int64(game), GL.STEWARD)
+        again = field.commit(R, fresh, row, np.int64(7), np.int64(game))  # from the memo
+        assert again == a
+        kept.setdefault(o, a)
+    assert len(kept) == 2 and len(set(kept.values())) == 2  # both drawn, answering apart
+    (o0, a0), (o1, a1) = kept.items()
+    swapped = V.copy()
+    swapped[GL.V_MY_MEMO + 2 * GL.PRIV] = o1  # whatever the game draws, the memo decides
+    assert field.commit(R, swapped, row, np.int64(7), np.int64(0)) == a1
+
+
 def test_a_field_draws_each_component_with_its_weight_per_game():
     """Every game of a two-component field is game for game the game of one component
     played pure, and the share of games of the first is its weight (binomial bounds)."""

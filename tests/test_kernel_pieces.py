@@ -119,3 +119,22 @@ def test_R_W2_R_W3_projection_equals_turn_by_turn(rounds, offset, baseline, thre
     for t in range(len(thresholds)):
         V[L.V_FLIPPED + t] = 1 if flipped[t] else 0
     assert project_world(R, V) == projection_turn_by_turn(R, V)
+
+
+def test_R_I1_world_projection_is_computed_when_stale_and_kept():
+    """The view's world projection is a memo (`world_projection`): a STALE view computes
+    `project_world` and keeps it, a kept value is returned as it is (so a view whose memo the
+    engine forgot to mark stale would answer from an old Dial: the engines must mark it)."""
+    from fbsim.game.public import project_world, world_projection
+
+    V = np.zeros(L.V_SIZE, dtype=np.int64)
+    V[L.V_DIAL] = 480
+    V[L.V_ROUND] = 2
+    V[L.V_TABLE_PPM] = 3
+    V[L.V_WORLD_PROJECTION] = L.STALE
+    want = project_world(R4, V)
+    assert world_projection(R4, V) == want and V[L.V_WORLD_PROJECTION] == want
+    V[L.V_DIAL] = 500  # the Dial moves, nobody marks the memo stale: the old value stays
+    assert world_projection(R4, V) == want != project_world(R4, V)
+    V[L.V_WORLD_PROJECTION] = L.STALE
+    assert world_projection(R4, V) == project_world(R4, V)
