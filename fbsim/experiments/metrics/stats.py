@@ -22,8 +22,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import bdtr
 
 Z95 = 1.959963984540054  # the 0.975 quantile of the standard normal
 # written in every output's provenance; 2: paired rates by Tango's interval and McNemar's exact
@@ -68,6 +66,8 @@ def mcnemar_exact(b: int, c: int) -> float:
     m = b + c
     if m == 0:
         return 1.0
+    from scipy.special import bdtr  # here, as brentq below: scipy costs a start 0.4 s
+
     return float(min(1.0, 2.0 * bdtr(min(b, c), m, 0.5)))
 
 
@@ -92,6 +92,8 @@ def paired_proportions(b: int, c: int, n: int, z: float = Z95
     statistic decreases in delta). p is McNemar's exact test. NaNs when n == 0."""
     if n <= 0:
         return math.nan, math.nan, math.nan, math.nan
+    from scipy.optimize import brentq  # imported here: scipy costs every start about 0.4 s
+
     d = (b - c) / n
     p = mcnemar_exact(b, c)
     eps = 1e-12
