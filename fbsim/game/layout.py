@@ -14,8 +14,9 @@ constants under numba. Bump ``LAYOUT_VERSION`` whenever an index changes.
 
 from __future__ import annotations
 
-LAYOUT_VERSION = 6  # 5: R_FLIP_WHEN, R_REVEALED_ACCUSABLE, R_ACCEL_HEAT_OWN_ONLY; D8 a mode
+LAYOUT_VERSION = 7  # 5: R_FLIP_WHEN, R_REVEALED_ACCUSABLE, R_ACCEL_HEAT_OWN_ONLY; D8 a mode
 # 6: the view's private section holds one block per seat (a player reads its own: `mine`)
+# 7: V_MY_MEMO, a word of the bot's own for the game; V_WORLD_PROJECTION a memo (STALE)
 
 MAX_PLAYERS = 6
 MAX_ROUNDS = 16
