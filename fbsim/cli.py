@@ -761,7 +761,8 @@ def equilibrium_cmd(
              "exploit's preset searched in the planner's whole space (1 to 4).")] = 3,
     confirm_games: Annotated[str, typer.Option(
         help="Games of each confirmation on a fresh seed.")] = "100000",
-    iterations: Annotated[int, typer.Option(help="Iterations at most (1 to 99).")] = 12,
+    iterations: Annotated[int, typer.Option(
+        help="Iterations at most (1 to 99); a search stops sooner once it converges.")] = 40,
     audits: Annotated[int, typer.Option(
         help="Audits of the chosen field at most: new best responses against it on fresh "
              "seeds, from other starts (the population's strongest strategy against it among "

@@ -121,7 +121,7 @@ class Budget:
     population: int = 12  # candidates per generation
     search_games: int = 5_000  # games per candidate and generation
     confirm_games: int = 100_000  # games of each confirmation (field and deviations)
-    iterations: int = 12  # at most
+    iterations: int = 40  # at most (the searches of results/ converged within 17 to 33)
     starts: int = 3  # of each best-response search (the first `starts` of those listed)
     audits: int = 2  # at most, of the chosen field, once the iterations end
     tolerance: float = 0.03  # deviation gain (upper end of its 95% interval) that stops
