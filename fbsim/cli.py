@@ -215,7 +215,8 @@ def replay_cmd(
              "'bench' extra), OpenSpiel's C++ goofspiel with 4 players and random bots.\n\n"
              "Each path plays its games in 10 slices, the slices of every path in turn, "
              "--repeats times over, and keeps its fastest slice, on one thread (the runner "
-             "also on --threads); read the figures as ratios: the machine's other load moves "
+             "also on --threads, with as many games per thread as on one); read the figures "
+             "as ratios: the machine's other load moves "
              "the absolute numbers. Also times a cold compile and a warm start.")
 def bench_cmd(
     players: Annotated[str, typer.Option(help="Table sizes to measure, e.g. 3..6 or 4.")
