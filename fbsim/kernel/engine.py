@@ -376,7 +376,7 @@ def market_turns(R, P, W, n, r, seed, game, deck, T):
             else:
                 W[L.V_MARKET + slot] = -1
             W[L.V_DECK_LEFT] = W[S_DECK_LEN] - W[S_DECK_POS]
-            if ppm != 0:  # the projection reads the table's ppm, nothing else bought changes
+            if ppm != 0:  # of what the projection reads, a purchase changes only the ppm
                 W[L.V_WORLD_PROJECTION] = L.STALE
         W[L.V_MY_CAPITAL + s * PRIV] += W[L.V_MY_FREE_WORKS + s * PRIV] * R[L.R_WAGE]
         W[L.V_MY_FREE_WORKS + s * PRIV] = 0

@@ -13,6 +13,7 @@ import numpy as np
 from fbsim.game import layout as L
 from fbsim.game import record as GR
 from fbsim.game.lineup import Lineup
+from fbsim.game.public import world_projection
 from fbsim.kernel.layout import W_SIZE
 from fbsim.reference import engine as E
 from fbsim.reference.view import player_view
@@ -59,13 +60,15 @@ def visible(V, s):
     return out
 
 
-def unmemoised(V):
-    """A view with its memos blanked: the world projection (STALE until a bot asks,
-    `fbsim.game.public.world_projection`) and every seat's bot memo (`fbsim.game.public.memo`).
-    They cache what bots compute from the view and change no answer; the reference engine
-    builds a fresh view for every decision, so its memos are always blank."""
+def settled(R, V):
+    """A view as its bot would read it: the world projection computed where it is STALE
+    (`fbsim.game.public.world_projection`; a kernel view whose projection the engine failed
+    to mark stale keeps an old value and so differs from the reference's, computed afresh),
+    and every seat's bot memo blanked (`fbsim.game.public.memo`: what a bot keeps of its own
+    view and parameters, which the reference engine never keeps, building a fresh view for
+    every decision)."""
     out = V.copy()
-    out[L.V_WORLD_PROJECTION] = L.STALE
+    world_projection(R, out)
     for t in range(L.MAX_PLAYERS):
         out[L.V_MY_MEMO + t * L.PRIV] = L.NO_MEMO
     return out
@@ -113,8 +116,8 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int,
     def compare(r: int, step: str) -> str | None:
         for s in range(n):
             for decision in (L.DP_COMMIT, L.DP_MARKET):
-                a = unmemoised(player_view(g, s, decision))
-                b = unmemoised(visible(kernel_view(K, W, s, decision), s))
+                a = settled(R, player_view(g, s, decision))
+                b = settled(R, visible(kernel_view(K, W, s, decision), s))
                 diff = np.flatnonzero(a != b)
                 if diff.size:
                     i = int(diff[0])

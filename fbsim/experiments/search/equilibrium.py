@@ -275,13 +275,17 @@ class Search:
         its = self.state["iterations"]
         if not its or "population" not in its[-1]:
             return None
-        sizes = its[-1]["population"]
         try:
-            W = np.zeros((3, *sizes))
-            for c in itertools.product(*map(range, sizes)):
-                W[(slice(None), *c)] = self.state["cells"][",".join(map(str, c))]
+            return self._cells_table(its[-1]["population"])
         except KeyError:
             return None
+
+    def _cells_table(self, sizes) -> np.ndarray:
+        """The payoff table W[agenda, i, j, k] of populations of these sizes from the played
+        cells (KeyError if one is missing)."""
+        W = np.zeros((3, *sizes))
+        for c in itertools.product(*map(range, sizes)):
+            W[(slice(None), *c)] = self.state["cells"][",".join(map(str, c))]
         return W
 
     def population_gains(self, k: int, W: np.ndarray | None = None) -> dict[str, dict]:
@@ -376,10 +380,7 @@ class Search:
                 self.state["cells"][k] = [float(self._rate(rates, j, a)["rate"])
                                           for a in AGENDAS]
             self._save()
-        W = np.zeros((3, *sizes))
-        for k in keys:
-            W[(slice(None), *map(int, k.split(",")))] = self.state["cells"][k]
-        return W
+        return self._cells_table(sizes)
 
     def best_response(self, name: str, seed: int, agenda: str, field: Lineup,
                       starts: dict[str, dict | None], keep_starts: bool = False
@@ -584,8 +585,9 @@ class Search:
 
     def summary(self) -> dict:
         its = self.state["iterations"]
-        pick = its[self.chosen()]
-        gains = self.gains(self.chosen())  # in the Agendas' order (a resumed state is sorted)
+        chosen = self.chosen()  # (each call builds the payoff table: once here)
+        pick = its[chosen]
+        gains = self.gains(chosen)  # in the Agendas' order (a resumed state is sorted)
         agendas = {a: {k: v for k, v in gains[a].items() if k not in ("best_response", "start")}
                    for a in AGENDAS}
         measures = self.measures()
@@ -595,13 +597,13 @@ class Search:
                                               self.budget.confirm_games)
                 _, lo, hi, _ = paired_proportions(b, c, self.budget.confirm_games)
                 r["gain_ci"], r["changed_games"] = [lo, hi], b + c
-        table = self.population_gains(self.chosen())
+        table = self.population_gains(chosen)
         for a, r in agendas.items():  # what a strategy of the population gains, by the table
             r["population_gain"] = table[a]["gain"]
         for r in agendas.values():  # the seats' share, over the games somebody wins
             r["seat_share"] = r["fair"]
             r["fair"] = fair_win_rate(r["seat_share"], measures["everyone_loses"]["rate"])
-        return {"agendas": agendas, "iterations": len(its), "field_iteration": self.chosen(),
+        return {"agendas": agendas, "iterations": len(its), "field_iteration": chosen,
                 "audited": sorted(int(k) for k in self.state.get("audits", {})),
                 "games": self.state["games"], "converged": self.converged(),
                 "tolerance": self.budget.tolerance, "stability": self.budget.stability,
