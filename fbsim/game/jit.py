@@ -29,8 +29,10 @@ shared = njit(cache=True, nogil=True, _nrt=False)
 # game's loop around its rounds, the one-line per-game metric terms that the block measure
 # calls once each): numba compiles every function with a fixed cost of about 0.1-0.2 s of a
 # cold start, and every function's library optimises again the code it links in. Inlining
-# the bots' shared helpers measured slower (LLVM already inlines those; numba's inlining
-# makes worse code of them) and so did inlining the round into the game loop.
+# the bots' shared helpers measured slower (LLVM inlines those itself:
+# `internalise_linked_code`; numba's inlining makes worse code of them), and inlining the
+# steps compiled slower. The round is inlined into the chunk's game loop, which allocates
+# nothing and so counts no references (it had counted every array slice of the inlined round).
 shared_inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
 

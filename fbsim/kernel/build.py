@@ -80,8 +80,10 @@ class Build:
         go = self.module.run_chunk
         seed, first_game = np.int64(seed), np.int64(first_game)
 
+        scratch = self.module.scratch
+
         def one(lo: int, hi: int) -> None:
-            go(R, P, by_agenda, seat_bot, seed, first_game, lo, hi, *out, tapes)
+            go(R, P, by_agenda, seat_bot, seed, first_game, lo, hi, *out, tapes, *scratch(R))
             if after is not None:
                 after(lo, hi)
 

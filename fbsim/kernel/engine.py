@@ -2,8 +2,8 @@
 
 Each function mirrors the reference engine's function of the same name
 (`fbsim/reference/engine.py`) and cites the same rules; the property tests check that both
-give the same record for every game. No Python objects below `run_chunk`; nothing is
-allocated inside the per-game loop.
+give the same record for every game. No Python objects below `run_chunk`, and nothing
+allocated in compiled code (`scratch` allocates a chunk's buffers before it is played).
 """
 
 from __future__ import annotations
@@ -601,7 +601,7 @@ def round_step(k, R, P, W, n, r, seed, game, deck, T):
             accusation(R, P, W, n, r, seed, game, T)
 
 
-@jit
+@shared_inline  # inlined into the game loop of run_chunk, which then counts no references
 def play_round(R, P, W, n, r, seed, game, deck, T):
     """One round's play: the steps of ROUND_STEPS in order, until one ends the game."""
     W[L.V_ROUND] = r
@@ -694,18 +694,16 @@ def scratch_sizes(R):
     return max(deck_total, L.MAX_MARKET), agenda_total
 
 
-@njit(cache=True, nogil=True)
-def run_chunk(R, P, bot_of_agenda, seat_bot, seed, first_game, lo, hi, G, SE, AS, DR, TAPES):
+@jit
+def run_chunk(R, P, bot_of_agenda, seat_bot, seed, first_game, lo, hi, G, SE, AS, DR, TAPES,
+              W, deck, agenda_deck):
     """Play games first_game + lo .. first_game + hi - 1; game j's record goes to row j of G,
-    SE, AS and DR (`write_record`). The chunk allocates its state once; every game's result
-    depends only on (rules, lineup, seed, game index), never on the chunking or the threads
-    (`fbsim.kernel.build.Build.run` runs chunks on a pool of threads; this never takes the
-    GIL). TAPES: one row per game, the decisions' tape of a recording or replaying build
-    (`fbsim.kernel.build`); a playing build is given one row that it never reads."""
-    deck_total, agenda_total = scratch_sizes(R)
-    W = np.zeros(W_SIZE, dtype=np.int64)
-    deck = np.zeros(deck_total, dtype=np.int64)
-    agenda_deck = np.zeros(agenda_total, dtype=np.int64)
+    SE, AS and DR (`write_record`). Every game's result depends only on (rules, lineup, seed,
+    game index), never on the chunking or the threads (`fbsim.kernel.build.Build.run` runs
+    chunks on a pool of threads; this never takes the GIL). TAPES: one row per game, the
+    decisions' tape of a recording or replaying build (`fbsim.kernel.build`); a playing build
+    is given one row that it never reads. W, deck and agenda_deck: the chunk's state row and
+    deck buffers (`scratch`), reused by every game; nothing is allocated here."""
     per_game = TAPES.shape[0] == G.shape[0]
     for j in range(lo, hi):
         T = TAPES[j] if per_game else TAPES[0]
@@ -713,3 +711,11 @@ def run_chunk(R, P, bot_of_agenda, seat_bot, seed, first_game, lo, hi, G, SE, AS
         r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, W, deck,
                       agenda_deck, T)
         write_record(j, r, R, W, G, SE, AS, DR)
+
+
+def scratch(R):
+    """A chunk's state row and deck buffers (`run_chunk`), for rules vector R."""
+    sizes = getattr(scratch_sizes, "py_func", scratch_sizes)  # plain Python with the JIT off
+    deck_total, agenda_total = sizes(R)
+    return (np.zeros(W_SIZE, dtype=np.int64), np.zeros(deck_total, dtype=np.int64),
+            np.zeros(agenda_total, dtype=np.int64))
