@@ -36,12 +36,12 @@ def others_net_per_round(R, V, prior):
     me = V[L.V_SEAT]
     cool = V[L.V_FOG_COOL_TOTAL]
     burn = V[L.V_FOG_BURN_TOTAL]
-    for s in range(R[L.R_PLAYERS]):
-        if s != me:
-            cool += V[L.V_OPEN_COOL_TOTAL + s]
-            burn += V[L.V_OPEN_BURN_TOTAL + s]
-    cool -= mine(V, L.V_MY_MASKED_COOL_TOTAL)
-    burn -= mine(V, L.V_MY_MASKED_BURN_TOTAL)
+    for s in range(R[L.R_PLAYERS]):  # every seat's open chips (a loop without a branch) ...
+        cool += V[L.V_OPEN_COOL_TOTAL + s]
+        burn += V[L.V_OPEN_BURN_TOTAL + s]
+    # ... less the decider's own, open and masked
+    cool -= V[L.V_OPEN_COOL_TOTAL + me] + mine(V, L.V_MY_MASKED_COOL_TOTAL)
+    burn -= V[L.V_OPEN_BURN_TOTAL + me] + mine(V, L.V_MY_MASKED_BURN_TOTAL)
     net = burn * R[L.R_BURN_PPM] - cool * R[L.R_COOL_PPM]
     return net / reveals
 
