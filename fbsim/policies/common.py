@@ -120,24 +120,35 @@ def price_keeping(R, V, slot, reserve):
     return price if mine(V, L.V_MY_CAPITAL) - price >= reserve else -1
 
 
+NO_SLOT = 1 << 62  # cheapest_slot's key of a slot that does not qualify
+
+
 @shared
 def cheapest_slot(R, V, sign, reserve, min_income):
     """The cheapest affordable market slot whose asset's ppm has this sign (-1, 0, +1) and
     whose income is at least `min_income`, keeping `reserve` Capital; -1 if none. Ties: the
-    lowest slot."""
-    best = -1
-    best_price = 1 << 40
+    lowest slot.
+
+    Affordable as `price_keeping`: R-V6 (enough free WORKS, the price in Capital) and the
+    reserve kept. Written without a branch per slot (which slots qualify changes from one
+    call to the next, so a branch there is mispredicted): each slot's key is its price and
+    slot number (price * 16 + slot, a price being at most the rules' 10**9 and a slot below
+    MAX_MARKET), or NO_SLOT, and the least key wins."""
+    if mine(V, L.V_MY_FREE_WORKS) < R[L.R_PURCHASE_LABOUR]:
+        return -1
+    capital = mine(V, L.V_MY_CAPITAL)
+    most = capital - reserve if reserve > 0 else capital  # the most it may pay
+    best = NO_SLOT
     for m in range(R[L.R_MARKET_SIZE]):
-        price = price_keeping(R, V, m, reserve)
-        if price < 0:
-            continue
         kind = V[L.V_MARKET + m]
-        ppm = asset_field(R, kind, L.A_PPM)
+        a = L.R_ASSET + (kind if kind >= 0 else 0) * L.ASSET_STRIDE
+        price = R[a + L.A_PRICE]
+        ppm = R[a + L.A_PPM]
         s = 1 if ppm > 0 else (-1 if ppm < 0 else 0)
-        if s == sign and asset_field(R, kind, L.A_INCOME) >= min_income and price < best_price:
-            best = m
-            best_price = price
-    return best
+        ok = (kind >= 0) & (price <= most) & (s == sign) & (R[a + L.A_INCOME] >= min_income)
+        key = price * 16 + m if ok else NO_SLOT
+        best = key if key < best else best
+    return -1 if best == NO_SLOT else best & 15
 
 
 @shared
