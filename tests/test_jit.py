@@ -1,15 +1,17 @@
 """How shared code is compiled (`fbsim.game.jit`): the code a compiled function links in is
 made private to it before LLVM optimises it, so that LLVM may inline it and drop unread
-arguments; the library's own functions and declarations are left as they were."""
+arguments; the library's own functions and declarations are left as they were. The package's
+own libraries are optimised without LLVM's loop vectoriser; other numba code is not."""
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from llvmlite import binding as llvm
 from numba import njit
 from numba.core.codegen import CPUCodeLibrary
 
-from fbsim.game.jit import INTERNAL_LINKAGE, internalise_linked_code
+from fbsim.game.jit import INTERNAL_LINKAGE, internalise_linked_code, owns
 
 IR = """
 define linkonce_odr i64 @linked(i64 %x) {
@@ -25,15 +27,18 @@ declare i64 @elsewhere(i64)
 
 class FakeLibrary:
     """What the hook reads of a numba library: its final module, and the optimisation it
-    wraps (which records the linkage each function had when it ran)."""
+    wraps (which records the linkage each function had when it ran, and whether loops were
+    to be vectorised)."""
 
-    def __init__(self):
+    def __init__(self, ir=IR):
         llvm.initialize_native_target()
-        self._final_module = llvm.parse_assembly(IR)
+        self._final_module = llvm.parse_assembly(ir)
         self.seen = None
+        self.vectorise = None
 
     def _optimize_final_module(self):
         self.seen = {fn.name: fn.linkage for fn in self._final_module.functions}
+        self.vectorise = numba.config.LOOP_VECTORIZE
 
 
 def test_the_hook_is_installed_on_numbas_libraries():
@@ -67,3 +72,57 @@ def test_a_function_calling_another_compiles_and_agrees_with_python():
     linkages = {fn.linkage for fn in outer.overloads[outer.signatures[0]].library
                 ._final_module.functions if not fn.is_declaration}
     assert llvm.Linkage.linkonce_odr not in linkages
+
+
+def test_the_package_s_libraries_are_optimised_without_the_loop_vectoriser():
+    internalise_linked_code(FakeLibrary)
+    before = numba.config.LOOP_VECTORIZE
+    ours = FakeLibrary(IR.replace("@own", "@_ZN5fbsim4game3own"))
+    ours._optimize_final_module()
+    assert ours.vectorise == 0 and numba.config.LOOP_VECTORIZE == before  # restored after
+    theirs = FakeLibrary()
+    theirs._optimize_final_module()
+    assert theirs.vectorise == before
+
+
+def test_owns_reads_the_mangled_names_of_defined_functions_only():
+    assert owns(FakeLibrary(IR.replace("@own", "@_ZN5fbsim8policies7steward6commit")))
+    assert owns(FakeLibrary(IR.replace("@own", "@_ZN25fbsim_kernel_0123456789ab3run")))
+    assert not owns(FakeLibrary())
+    assert not owns(FakeLibrary(IR.replace("@elsewhere", "@_ZN5fbsim4game8elsewhere")))
+    assert not owns(FakeLibrary(IR.replace("@own", "@_ZN9notfbsim24own")))
+
+
+SUM = """
+from numba import njit
+
+
+@njit(cache=False)
+def total(a):
+    t = 0
+    for i in range(a.shape[0]):
+        t += a[i] * 3
+    return t
+"""
+
+
+def test_a_package_loop_compiles_scalar_and_another_vectorised(tmp_path, monkeypatch):
+    """The same summing loop, compiled from a module of the package (a generated
+    `fbsim_...` module, as the kernel's builds are) and from one outside it: the first has
+    no packed vector arithmetic, the second does (numba's default, here on x86-64)."""
+    from fbsim.game.jit import generated_module
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    ours = generated_module("fbsim_test_scalar_loops", SUM)
+    a = np.arange(1000, dtype=np.int64)
+    assert ours.total(a) == 3 * a.sum()
+    ns = {}
+    exec(compile(SUM, "<theirs>", "exec"), ns)
+    assert ns["total"](a) == 3 * a.sum()
+
+    def packed(fn):
+        asm = next(iter(fn.inspect_asm().values()))
+        return any(op in asm for op in ("paddq", "vpaddq", "vpmullq", "pmuludq"))
+
+    assert not packed(ours.total)
+    assert packed(ns["total"])

@@ -36,8 +36,20 @@ shared = njit(cache=True, nogil=True, _nrt=False)
 shared_inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
 
+def owns(library, package: str = "fbsim") -> bool:
+    """Whether a numba library compiles code of `package` (one of its functions, by numba's
+    mangled name, comes from a module of the package or from a module it generated, such as
+    `fbsim_kernel_<digest>`)."""
+    tag = f"{len(package)}{package}"  # the length-prefixed name numba's mangling writes
+    for fn in library._final_module.functions:
+        if not fn.is_declaration and (tag in fn.name or f"{package}_" in fn.name):
+            return True
+    return False
+
+
 def internalise_linked_code(library_class=None) -> bool:
-    """Let LLVM treat the code a compiled function links in as its own private code.
+    """Let LLVM treat the code a compiled function links in as its own private code, and
+    compile the package's loops without LLVM's loop vectoriser.
 
     numba compiles every function into a library of its own and links a copy of each callee's
     library into its caller's, marking the copied functions `linkonce_odr` (a definition that
@@ -49,9 +61,18 @@ def internalise_linked_code(library_class=None) -> bool:
     optimised: LLVM then inlines a function called from one place, drops the arguments a
     callee never reads and propagates constants across calls (the 4-player kernel about 20%
     faster in results/bench.md's measurements; the same instructions otherwise, so the same
-    results: the engines' game-for-game tests run on code compiled this way). Installed once,
-    for the process, when this module is imported; a numba without the hook compiles as
-    before. Returns whether the hook is installed."""
+    results: the engines' game-for-game tests run on code compiled this way).
+
+    The package's loops run over seats, tokens, market slots or asset kinds: a handful of
+    iterations, each reading the rules vector at an index that depends on the data. LLVM's
+    loop vectoriser turns such loops into gathers (slow on the processors measured) and
+    vector reductions behind run-time checks of the trip count; the package's libraries are
+    therefore optimised with it off (`owns`: the kernel 2-5% faster at 4 players in
+    results/bench.md, and a shorter cold compile; integer code, so the same results). Other
+    numba code in the process compiles as numba's settings say.
+
+    Installed once, for the process, when this module is imported; a numba without the hook
+    compiles as before. Returns whether the hook is installed."""
     if library_class is None:
         try:
             from numba.core.codegen import CPUCodeLibrary as library_class
@@ -68,7 +89,15 @@ def internalise_linked_code(library_class=None) -> bool:
         for fn in library._final_module.functions:
             if not fn.is_declaration and fn.linkage == llvm.Linkage.linkonce_odr:
                 fn.linkage = llvm.Linkage.internal
-        optimise(library)
+        if not owns(library):
+            optimise(library)
+            return
+        vectorise = numba.config.LOOP_VECTORIZE  # read by numba's pass builder when it runs
+        numba.config.LOOP_VECTORIZE = 0  # (compiles hold numba's compiler lock)
+        try:
+            optimise(library)
+        finally:
+            numba.config.LOOP_VECTORIZE = vectorise
 
     optimise_final_module.internalises_linked_code = True
     library_class._optimize_final_module = optimise_final_module
