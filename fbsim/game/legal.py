@@ -55,8 +55,17 @@ def is_eligible(V, seat):
 
 @shared
 def can_buy_any(R, V):
-    """R-V6: some card in the market is affordable (else taking wages is the only answer)."""
+    """R-V6: some card in the market is affordable (else taking wages is the only answer):
+    `can_buy` of some slot, written without a branch per slot (which slots are affordable
+    changes from one call to the next, so such a branch is mispredicted): the cheapest card
+    in the market against the Capital."""
+    if mine(V, L.V_MY_FREE_WORKS) < R[L.R_PURCHASE_LABOUR]:
+        return False
+    capital = mine(V, L.V_MY_CAPITAL)
+    cheapest = capital + 1  # an empty slot's "price": more than the Capital
     for slot in range(R[L.R_MARKET_SIZE]):
-        if can_buy(R, V, slot):
-            return True
-    return False
+        kind = V[L.V_MARKET + slot]
+        price = asset_field(R, kind if kind >= 0 else 0, L.A_PRICE)
+        price = price if kind >= 0 else capital + 1
+        cheapest = price if price < cheapest else cheapest
+    return cheapest <= capital
