@@ -37,7 +37,7 @@ def column(key: str, players: int = 5) -> int:
 
 def per_game(rec: dict, rules) -> tuple[np.ndarray, np.ndarray]:
     """(y, x) as [games, metrics]."""
-    b = Tally.for_rules(rules).measure(rec, rules, Lineup())
+    b = Tally.for_rules(rules, per_game=True).measure(rec, rules, Lineup())
     return b.y.T, b.x.T
 
 
@@ -51,6 +51,35 @@ def one_metric_tally(paired_: bool = True, kind: str = "pct") -> Tally:
     """A tally of one metric; of kind "pct" (a general ratio: the delta method) by default."""
     return Tally(4, 8, paired=paired_, bots=(),
                  metric_list=[dataclasses.replace(metrics(4, ())[0], kind=kind)])
+
+
+def test_a_plain_count_adds_the_same_moments_game_by_game_as_from_kept_games(rec):
+    """Unpaired, a block carries only its moments, added up as each game is measured (in
+    chunks, as the runner measures them); the tally is the same integers as one counted from
+    every game's kept (y, x)."""
+    plain, kept = Tally.for_rules(RULES), Tally.for_rules(RULES, per_game=True)
+    m = plain.measurer(RULES, Lineup(), slot=0)
+    arrays = rec.kernel_arrays
+    m.start(3000)
+    for lo in range(0, 3000, 700):
+        m.chunk((arrays[0], arrays[1], arrays[3]), lo, min(lo + 700, 3000))
+    b = m.finish()
+    assert b.y is None and b.games == 3000
+    plain.add(b)
+    kept.add(kept.measure(rec, RULES, Lineup()))
+    assert plain.games == kept.games == 3000
+    assert np.array_equal(plain.s1, kept.s1) and np.array_equal(plain.s2, kept.s2)
+    assert np.array_equal(plain.dial_hist, kept.dial_hist)
+    assert np.array_equal(plain.dial_round_hist, kept.dial_round_hist)
+    assert plain.s1[:, 0].sum() > 0
+
+
+def test_a_paired_count_refuses_blocks_without_their_games(rec):
+    paired = Tally.for_rules(RULES, paired=True)
+    plain = Tally.for_rules(RULES)
+    b = plain.measure(rec, RULES, Lineup())
+    with pytest.raises(ValueError, match="game by game"):
+        paired.add(b, b)
 
 
 def test_per_game_metrics_count_what_the_reference_records_say():

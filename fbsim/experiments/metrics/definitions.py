@@ -185,33 +185,40 @@ def report_metrics(metric_list: list[Metric]) -> list[Metric]:
 
 @dataclass
 class Block:
-    """What one block of games adds: every metric's per-game (y, x) and the Dial histograms."""
+    """What one block of games adds: every metric's per-game (y, x) and the Dial histograms;
+    or, measured without keeping the games (`Measure`'s per_game=False), their moments
+    instead of y and x (None)."""
 
-    y: np.ndarray  # int64 [metrics, games]
-    x: np.ndarray
+    y: np.ndarray | None  # int64 [metrics, games]
+    x: np.ndarray | None
     dial_hist: np.ndarray  # [DIAL_BINS]
     dial_round_hist: np.ndarray  # [rounds, DIAL_BINS]
+    moments: np.ndarray | None = None  # [metrics, 14] (`compiled.moments_table`), when no y
+    n: int = 0  # the games, when no y
 
     @property
     def games(self) -> int:
-        return self.y.shape[1]
+        return self.y.shape[1] if self.y is not None else self.n
 
 
 class Measure:
     """The metrics of one setting (rules, lineup, per-bot rows, metric list) over blocks of
     records, chunk by chunk: `start(g)` a block of g games, `chunk(arrays, lo, hi)` its games
-    lo..hi - 1 (chunks may run at once on several threads: each writes its own columns and
-    histograms), `finish()` the block. The compiled function comes from
+    lo..hi - 1 (chunks may run at once on several threads: each writes its own columns,
+    moments and histograms), `finish()` the block. The compiled function comes from
     `fbsim.experiments.metrics.compiled`, generated from the declarations above."""
 
     def __init__(self, rules: Rules, lineup: Lineup, bots: tuple[str, ...],
-                 metric_list: list[Metric] | None = None, reuse: bool = False):
+                 metric_list: list[Metric] | None = None, reuse: bool = False,
+                 per_game: bool = True):
         """reuse: every block is written into the same arrays (a `Block` is then valid until
-        the next `start`)."""
+        the next `start`). per_game: the blocks keep every game's (y, x) (what a paired
+        count needs); else only their moments, added up game by game as they are measured
+        (a plain count: nothing the size of a block is written or read again)."""
         from fbsim.experiments.metrics.compiled import block_measure
         from fbsim.experiments.metrics.per_game import context
 
-        self.rules, self.lineup, self.reuse = rules, lineup, reuse
+        self.rules, self.lineup, self.reuse, self.per_game = rules, lineup, reuse, per_game
         self.yg = self.xg = None
         self.metrics = metric_list if metric_list is not None else metrics(rules.players, bots)
         self.fn = block_measure(self.metrics)
@@ -221,6 +228,10 @@ class Measure:
 
     def start(self, g: int) -> None:
         k = len(self.metrics)
+        self.g = g
+        self.hists: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        if not self.per_game:
+            return
         # [metrics, games] over memory laid out game by game: a game's terms are written
         # together. The compiled measure writes the [games, metrics] arrays themselves (C
         # order whatever the chunk's size, so that a chunk of one game compiles no second
@@ -229,21 +240,30 @@ class Measure:
             self.yg = np.empty((g, k), dtype=np.int64)
             self.xg = np.empty((g, k), dtype=np.int64)
         self.y, self.x = self.yg.T, self.xg.T
-        self.hists: list[tuple[np.ndarray, np.ndarray]] = []
 
     def chunk(self, arrays: tuple, lo: int, hi: int) -> None:
         G, SE, DR = arrays
+        k = len(self.metrics)
         hist = np.zeros(DIAL_BINS, dtype=np.int64)
         rounds = np.zeros((self.rules.rounds, DIAL_BINS), dtype=np.int64)
-        self.fn(G[lo:hi], SE[lo:hi], DR[lo:hi], self.c, self.yg[lo:hi], self.xg[lo:hi],
-                hist, rounds, self.lo)
-        self.hists.append((hist, rounds))  # list.append is atomic
+        T = np.zeros((k, 14), dtype=np.int64)
+        if self.per_game:
+            y, x = self.yg[lo:hi], self.xg[lo:hi]
+        else:  # one row, overwritten game after game (this chunk's own: chunks run at once)
+            y, x = np.empty((1, k), dtype=np.int64), np.empty((1, k), dtype=np.int64)
+        self.fn(G[lo:hi], SE[lo:hi], DR[lo:hi], self.c, y, x, hist, rounds, self.lo,
+                np.int64(self.per_game), T)
+        self.hists.append((hist, rounds, T))  # list.append is atomic
 
     def finish(self) -> Block:
-        hist = sum((h for h, _ in self.hists), np.zeros(DIAL_BINS, dtype=np.int64))
-        rounds = sum((r for _, r in self.hists),
+        hist = sum((h for h, _, _ in self.hists), np.zeros(DIAL_BINS, dtype=np.int64))
+        rounds = sum((r for _, r, _ in self.hists),
                      np.zeros((self.rules.rounds, DIAL_BINS), dtype=np.int64))
-        return Block(self.y, self.x, hist, rounds)
+        if self.per_game:
+            return Block(self.y, self.x, hist, rounds)
+        moments = sum((t for _, _, t in self.hists),
+                      np.zeros((len(self.metrics), 14), dtype=np.int64))
+        return Block(None, None, hist, rounds, moments, self.g)
 
     def block(self, rec: dict) -> Block:
         """Every metric of a whole block of records at once."""

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from fbsim.experiments.metrics.compiled import add_moments
+from fbsim.experiments.metrics.compiled import add_moments, add_table
 from fbsim.experiments.metrics.definitions import (
     DIAL_BINS,
     Block,
@@ -52,9 +52,14 @@ class Tally:
     (y_new, x_new, y_old, x_old)."""
 
     def __init__(self, players: int, rounds: int, paired: bool = False,
-                 bots: tuple[str, ...] | None = None, metric_list: list[Metric] | None = None):
-        """`metric_list`: these metrics instead of every metric of the table size."""
+                 bots: tuple[str, ...] | None = None, metric_list: list[Metric] | None = None,
+                 per_game: bool | None = None):
+        """`metric_list`: these metrics instead of every metric of the table size.
+        `per_game`: the blocks this tally measures keep every game's (y, x) (default: when
+        paired, which needs them; a tally that only measures a baseline's games for paired
+        tallies asks for them too); without, a block carries only its moments."""
         self.players, self.rounds, self.paired = players, rounds, paired
+        self.per_game = paired if per_game is None else per_game
         self.bots = bot_rows(Lineup()) if bots is None else tuple(bots)
         self.metrics: list[Metric] = (metrics(players, self.bots) if metric_list is None
                                       else list(metric_list))
@@ -77,10 +82,11 @@ class Tally:
 
     @classmethod
     def for_rules(cls, rules: Rules, *lineups: Lineup, paired: bool = False,
-                  bots: tuple[str, ...] | None = None) -> Tally:
+                  bots: tuple[str, ...] | None = None, per_game: bool | None = None
+                  ) -> Tally:
         """A tally of games under `rules`, with a row per bot of `lineups` (or `bots`)."""
         rows = bots if bots is not None else bot_rows(*(lineups or (Lineup(),)))
-        return cls(rules.players, rules.rounds, paired, rows)
+        return cls(rules.players, rules.rounds, paired, rows, per_game=per_game)
 
     def measurer(self, rules: Rules, lineup: Lineup, slot: object = None) -> Measure:
         """This tally's metrics over blocks of games of `rules` and `lineup`, chunk by chunk
@@ -92,7 +98,8 @@ class Tally:
         got = self._measures.get(key)
         if got is None:
             got = self._measures[key] = (rules, lineup, Measure(
-                rules, lineup, self.bots, self.metrics, reuse=slot is not None))
+                rules, lineup, self.bots, self.metrics, reuse=slot is not None,
+                per_game=self.per_game))
         return got[2]
 
     def measure(self, rec: dict, rules: Rules, lineup: Lineup) -> Block:
@@ -107,8 +114,15 @@ class Tally:
     def add(self, block: Block, base: Block | None = None) -> Tally:
         """Count one block of games (and, paired, the baseline's same games)."""
         self.games += block.games
-        other = base if self.paired else block
-        add_moments(block.y, block.x, other.y, other.x, self.paired, self.s1, self.s2)
+        if self.paired:
+            if block.y is None or base.y is None:
+                raise ValueError("a paired count needs blocks measured game by game "
+                                 "(Tally(per_game=True))")
+            add_moments(block.y, block.x, base.y, base.x, True, self.s1, self.s2)
+        elif block.y is None:
+            add_table(block.moments, False, self.s1, self.s2)
+        else:
+            add_moments(block.y, block.x, block.y, block.x, False, self.s1, self.s2)
         self.dial_hist += block.dial_hist
         self.dial_round_hist += block.dial_round_hist
         if self.paired:

@@ -202,7 +202,8 @@ def count_task(task: Task, progress: Progress | None = None) -> dict[int, Tally]
     others = [p for p in task.points if p.index != task.baseline.index]
     b = task.baseline
     arms = [Arm(b.rules, b.lineup)] + [Arm(p.rules, p.lineup) for p in others]
-    counter = Tally.for_rules(b.rules, bots=bots)  # measures the baseline's games
+    # measures the baseline's games, game by game (the points' tallies pair with them)
+    counter = Tally.for_rules(b.rules, bots=bots, per_game=True)
 
     def consume(first: int, recs: list[dict]) -> None:
         base = counter.measure(recs[0], b.rules, b.lineup)
