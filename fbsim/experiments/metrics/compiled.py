@@ -11,9 +11,10 @@ at the end of each round into HR (one bin per ppm from `lo`, clipped at both end
 `keep` (1) it writes them to Y[j, k] and X[j, k], every game's (what a paired count needs);
 without (0) Y and X are one row that each game overwrites, and the game's moments are added
 to T at once (`moments_table`'s layout), so a plain count never writes, nor reads back, a
-block's worth of per-game values. Its source is one straight line of calls per metric, written from the
-declarations (`fbsim.experiments.metrics.definitions.metrics`), so a metric is declared in one
-place only; the module is written beside numba's cache and compiled once per list of terms.
+block's worth of per-game values. Its source is one straight line of calls per metric,
+written from the declarations (`fbsim.experiments.metrics.definitions.metrics`), so a metric
+is declared in one place only; the module is written beside numba's cache and compiled once
+per list of terms.
 """
 
 from __future__ import annotations
