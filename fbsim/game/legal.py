@@ -41,11 +41,9 @@ def accusable(R, revealed_agenda):
     """R-A1/R-A5: whether a rival whose revealed Agenda is `revealed_agenda` (-1: hidden) may
     be pointed at. A revealed Accelerationist never; a revealed Steward or Opportunist unless
     `accusation.revealed_accusable` is false. Both engines fill V_ELIGIBLE with this."""
-    if revealed_agenda < 0:
-        return True
-    if revealed_agenda == L.ACCELERATIONIST:
-        return False
-    return R[L.R_REVEALED_ACCUSABLE] == 1
+    # written without a branch (the engines ask it of every seat at every Accusation)
+    return (revealed_agenda < 0) | ((revealed_agenda != L.ACCELERATIONIST)
+                                    & (R[L.R_REVEALED_ACCUSABLE] == 1))
 
 
 @shared

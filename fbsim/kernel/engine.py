@@ -198,9 +198,9 @@ def apply_floor(R, W):
 def flip_tokens(R, W):
     """R-W3: flip every unflipped token whose threshold is reached (or crossed, by
     `tipping.flip_when`); never unflip."""
-    for t in range(R[L.R_N_TOKENS]):
-        if W[L.V_FLIPPED + t] == 0 and flips(R, W[L.V_DIAL], R[L.R_TOKEN_THRESHOLD + t]):
-            W[L.V_FLIPPED + t] = 1
+    dial = W[L.V_DIAL]
+    for t in range(R[L.R_N_TOKENS]):  # without a branch: which tokens flip depends on the game
+        W[L.V_FLIPPED + t] |= 1 if flips(R, dial, R[L.R_TOKEN_THRESHOLD + t]) else 0
 
 
 @jit
@@ -407,7 +407,7 @@ def accusation(R, P, W, n, r, seed, game, T):
         ask(W, s, L.DP_ACCUSE)
         for t in range(n):
             # R-A1/R-A5 (V_REVEALED_AGENDA is -1 while hidden)
-            ok = t != s and accusable(R, W[L.V_REVEALED_AGENDA + t])
+            ok = (t != s) & accusable(R, W[L.V_REVEALED_AGENDA + t])  # (without a branch)
             W[L.V_ELIGIBLE + t] = 1 if ok else 0
         bot = W[S_BOT + s]
         t = dispatch.accuse(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
