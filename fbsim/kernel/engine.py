@@ -116,7 +116,8 @@ def seat_at(first, i, n):
 
 @shared_inline
 def is_rev_accel(W, s):
-    return W[S_REVEALED + s] == 1 and W[L.V_MY_AGENDA + s * PRIV] == L.ACCELERATIONIST
+    # (without a branch: asked of every seat at every payment)
+    return (W[S_REVEALED + s] == 1) & (W[L.V_MY_AGENDA + s * PRIV] == L.ACCELERATIONIST)
 
 
 @shared_inline
@@ -229,9 +230,7 @@ def world_turn(R, W, n, r):
 
 @shared_inline
 def burn_pay(R, W, s):
-    if is_rev_accel(W, s):
-        return R[L.R_BURN_PAY_REVEALED]
-    return R[L.R_BURN_PAY]
+    return R[L.R_BURN_PAY_REVEALED] if is_rev_accel(W, s) else R[L.R_BURN_PAY]
 
 
 @jit
