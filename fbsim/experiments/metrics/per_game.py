@@ -116,7 +116,8 @@ def winner_seat(G, SE, j, c, a):
 @shared_inline
 def winner_place(G, SE, j, c, a):
     """1 if the winner sits a places clockwise from the round-1 first player (R-S3, D9)."""
-    return 1 if G[j, G_WINNER] == (c[C_FIRST_PLAYER] + a) % c[C_PLAYERS] else 0
+    s = c[C_FIRST_PLAYER] + a  # both below the table size: no division
+    return 1 if G[j, G_WINNER] == (s - c[C_PLAYERS] if s >= c[C_PLAYERS] else s) else 0
 
 
 @shared_inline
