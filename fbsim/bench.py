@@ -155,6 +155,64 @@ def floor_seconds(rules: Rules, lineup: Lineup, games: int, first: int = 0) -> f
     return total
 
 
+def decision_costs(rules: Rules, lineup: Lineup, games: int, repeats: int = 3) -> dict:
+    """What each decision of the lineup's bots costs, on the floor's games: the games are
+    recorded (untimed), then replayed with no bot (the floor) and, for each decision, replayed
+    while the bots are also asked that decision on the side, their answers added up and not
+    played (`fbsim.kernel.dispatch.probe_mode`), so every replay plays the same games. A
+    decision's cost is its replay's time less the floor's (best slice of each), per game and
+    per question; bots that share work between decisions (a memo) are charged where it is
+    first done."""
+    from fbsim.kernel import Records, bot_arrays
+    from fbsim.kernel.build import build_for
+    from fbsim.kernel.dispatch import DECISIONS, PROBE_WORDS, probe_mode
+
+    rec = build_for(lineup, False, "record")
+    modes = ["replay"] + [probe_mode(d) for d in DECISIONS]
+    builds = {m: build_for(lineup, False, m) for m in modes}
+    R = rules_vector(rules)
+    P, by_agenda, seat_bot = bot_arrays(rules, lineup, rec)
+    block = min(games, TAPE_BLOCK)
+    tapes = np.zeros((block, tape_length(rules) + PROBE_WORDS), dtype=np.int64)
+    out = Records(block)
+    best = {m: float("inf") for m in modes}
+    asked = {}
+    for i in range(repeats * SLICES):
+        lo = (i % SLICES) * block
+        rec.run(R, P, by_agenda, seat_bot, 1, lo, block, block, out.arrays(block), tapes,
+                threads=1)
+        for m in modes:
+            tapes[:, -PROBE_WORDS:] = 0
+            t0 = time.perf_counter()
+            builds[m].run(R, P, by_agenda, seat_bot, 1, lo, block, block, out.arrays(block),
+                          tapes, threads=1)
+            best[m] = min(best[m], (time.perf_counter() - t0) / block)
+            asked[m] = float(tapes[:, -PROBE_WORDS].mean())
+    floor = best["replay"]
+    rows = {}
+    for d in DECISIONS:
+        m = probe_mode(d)
+        extra = max(0.0, best[m] - floor) * 1e6
+        rows[d] = {"asked_per_game": asked[m], "us_per_game": extra,
+                   "ns_per_question": 1e3 * extra / asked[m] if asked[m] else None}
+    return {"players": rules.players, "games_per_slice": block, "floor_us": floor * 1e6,
+            "lineup": lineup.describe(), "decisions": rows}
+
+
+def format_decisions(res: dict) -> str:
+    lines = [f"fbsim bench --decisions: {res['players']} players, {res['lineup']}; the floor "
+             f"{res['floor_us']:.2f} us per game (best slice of {res['games_per_slice']:,} "
+             "games)", f"  {'decision':<12} {'asked/game':>10} {'us/game':>8} "
+             f"{'ns/question':>11}"]
+    for d, r in res["decisions"].items():
+        per = "-" if r["ns_per_question"] is None else f"{r['ns_per_question']:.1f}"
+        lines.append(f"  {d:<12} {r['asked_per_game']:>10.2f} {r['us_per_game']:>8.3f} "
+                     f"{per:>11}")
+    lines.append("  (each decision asked on the side while the floor replays the same games: "
+                 "its time less the floor's)")
+    return "\n".join(lines)
+
+
 def reference_seconds(rules: Rules, lineup: Lineup, games: int, first: int = 0) -> float:
     def go():
         for i in range(first, first + games):

@@ -252,13 +252,20 @@ def bench_cmd(
              "processes, next to the same sweep in-process.", min=1)] = None,
     scheduler: Annotated[str | None, typer.Option(
         help="Instead: the same through an existing cluster (tcp://HOST:PORT).")] = None,
+    decisions: Annotated[bool, typer.Option(
+        "--decisions", help="Instead: what each decision of the lineup's bots costs per "
+                            "game and per question, asked on the side of the floor's "
+                            "replay of the same games (the first table size given).")
+                         ] = False,
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
     import numba
 
     from fbsim.bench import (
+        decision_costs,
         format_bench,
+        format_decisions,
         format_markdown,
         format_sweep_rates,
         run_bench,
@@ -274,6 +281,14 @@ def bench_cmd(
                          f"machine, got {threads}")
     lu = parse_lineup(lineup, seat or [], min(sizes) if sizes else None)
     echo = None if as_json or markdown else (lambda m: typer.echo(m, err=True))
+    if decisions:
+        from fbsim.rules import load_rules
+
+        if echo:
+            echo(f"{sizes[0]} players: recording and replaying the games of every decision ...")
+        res = decision_costs(load_rules(base=base, players=sizes[0]), lu, n_games, repeats)
+        typer.echo(json.dumps(res, indent=1) if as_json else format_decisions(res))
+        return
     if workers or scheduler:
         res = sweep_rates(sizes, n_games, workers or 0, scheduler,
                           None if rules_file is None else str(rules_file), set_ or [], echo)

@@ -221,6 +221,22 @@ def test_bench_json_reports_every_path_with_ratios(capsys):
     assert res["machine"]["cores"] >= 1
 
 
+def test_bench_decisions_prices_each_decision_of_the_lineup(capsys):
+    code, out, err = run(capsys, "bench", "--decisions", "--players", "3", "--games", "2000",
+                         "--repeats", "1", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    rows = res["decisions"]
+    assert set(rows) == {"commit", "fog_request", "market", "accuse", "cornered"}
+    assert res["players"] == 3 and res["floor_us"] > 0
+    # every seat commits, then asks the Fog pot, once a round (unless the reveal collapsed it)
+    assert rows["commit"]["asked_per_game"] >= rows["fog_request"]["asked_per_game"] >= 3
+    assert all(r["us_per_game"] >= 0 for r in rows.values())
+    code, out, _ = run(capsys, "bench", "--decisions", "--players", "3", "--games", "1000",
+                       "--repeats", "1")
+    assert code == 0 and "commit" in out and "ns/question" in out
+
+
 def test_bench_rejects_more_threads_than_the_machine(capsys):
     code, _, err = run(capsys, "bench", "--players", "4", "--threads", "4096", "--no-compile")
     assert code == 2 and "--threads" in err and len(err.strip().splitlines()) == 1

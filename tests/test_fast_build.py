@@ -97,6 +97,31 @@ def test_replaying_recorded_answers_plays_the_same_games():
     assert same(played, simulate(rules, lu, 3, n, first_game=40)) is None
 
 
+@pytest.mark.parametrize("decision", ["commit", "market"])
+def test_a_probe_asks_the_bots_on_the_side_and_plays_the_recorded_games(decision):
+    """`fbsim bench --decisions`: replaying a tape while asking the bots one decision plays
+    the very games the bots played, and asks that decision at every turn it is asked in play
+    (commitments: every seat at once; a market answer that buys is asked again)."""
+    from fbsim.kernel.dispatch import PROBE_WORDS, probe_mode
+
+    n = 300
+    rules, lu, rec, _, (R, P, by_agenda, seat_bot), _, a, b = taping(4, n)
+    tapes = np.zeros((n, tape_length(rules) + PROBE_WORDS), dtype=np.int64)
+    rec.run(R, P, by_agenda, seat_bot, 2, 0, n, 50, a.arrays(n), tapes, threads=1)
+    probe = build_for(lu, False, probe_mode(decision))
+    probe.run(R, P, by_agenda, seat_bot, 2, 0, n, 50, b.arrays(n), tapes, threads=1)
+    played, probed = columns(rules, a.arrays(n), 0, n), columns(rules, b.arrays(n), 0, n)
+    assert same(played, probed) is None, same(played, probed)
+    asked, total = tapes[:, -2], tapes[:, -1]
+    if decision == "commit":  # all four seats in each round that reached its commitments
+        rounds = played["rounds_played"] - (played["end"] == L.END_COLLAPSE_WORLD)
+        assert (asked == 4 * rounds).all()
+        assert (total >= rules.agents * asked).all()
+    else:  # a purchase is followed by another question to the same seat
+        bought = played["assets"].sum(axis=(1, 2))
+        assert (asked >= bought).all() and asked.sum() > bought.sum() > 0
+
+
 def test_a_replay_of_other_answers_plays_other_games():
     """The replay does follow its tape: a changed answer changes the game."""
     n = 200

@@ -14,7 +14,9 @@ compiled and cached on their own:
   other lineup (the random lineups of the tests, say) plays the generic fast build.
 - **tapes** (`mode="record"` / `"replay"`, `fbsim.kernel.dispatch`): the answers of every
   decision written to, or read back from, a tape per game. Replaying plays the same games with
-  no bot at all: the engine-only floor that `fbsim bench` measures.
+  no bot at all: the engine-only floor that `fbsim bench` measures; a probe
+  (`dispatch.probe_mode`) replays them and asks the bots one decision on the side (the cost
+  of that decision, `fbsim bench --decisions`).
 
 `Build.run` plays a range of games in chunks on a pool of threads (the chunk function never
 takes the GIL); every game's record depends only on (rules, lineup, seed, game index).
@@ -46,7 +48,7 @@ _BEGIN, _END = "# build:begin\n", "# build:end\n"
 class Build:
     bots: tuple[str, ...]  # the bots compiled in; a seat's bot id is its position here
     checked: bool
-    mode: str  # "play", "record" or "replay" (fbsim.kernel.dispatch.MODES)
+    mode: str  # "play", "record", "replay" (fbsim.kernel.dispatch.MODES) or a probe
     module: object  # the compiled engine
 
     @property
