@@ -68,7 +68,7 @@ def internalise_linked_code(library_class=None) -> bool:
     loop vectoriser turns such loops into gathers (slow on the processors measured) and
     vector reductions behind run-time checks of the trip count; the package's libraries are
     therefore optimised with it off (`owns`: the kernel 2-5% faster at 4 players in
-    results/bench.md, and a shorter cold compile; integer code, so the same results). Other
+    results/bench.md; integer code, so the same results). Other
     numba code in the process compiles as numba's settings say.
 
     Installed once, for the process, when this module is imported; a numba without the hook
