@@ -284,6 +284,9 @@ def bench_cmd(
     if decisions:
         from fbsim.rules import load_rules
 
+        if markdown:
+            raise UsageError("--decisions: prints a table, or JSON with --json; not --markdown")
+
         if echo:
             echo(f"{sizes[0]} players: recording and replaying the games of every decision ...")
         res = decision_costs(load_rules(base=base, players=sizes[0]), lu, n_games, repeats)

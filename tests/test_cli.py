@@ -235,6 +235,8 @@ def test_bench_decisions_prices_each_decision_of_the_lineup(capsys):
     code, out, _ = run(capsys, "bench", "--decisions", "--players", "3", "--games", "1000",
                        "--repeats", "1")
     assert code == 0 and "commit" in out and "ns/question" in out
+    code, _, err = run(capsys, "bench", "--decisions", "--players", "3", "--markdown")
+    assert code == 2 and "--decisions" in err and len(err.strip().splitlines()) == 1
 
 
 def test_bench_rejects_more_threads_than_the_machine(capsys):

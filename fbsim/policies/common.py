@@ -141,11 +141,12 @@ def cheapest_slot(R, V, sign, reserve, min_income):
     best = NO_SLOT
     for m in range(R[L.R_MARKET_SIZE]):
         kind = V[L.V_MARKET + m]
-        a = L.R_ASSET + (kind if kind >= 0 else 0) * L.ASSET_STRIDE
-        price = R[a + L.A_PRICE]
-        ppm = R[a + L.A_PPM]
+        k = kind if kind >= 0 else 0  # an empty slot reads kind 0's fields, then fails `ok`
+        price = asset_field(R, k, L.A_PRICE)
+        ppm = asset_field(R, k, L.A_PPM)
         s = 1 if ppm > 0 else (-1 if ppm < 0 else 0)
-        ok = (kind >= 0) & (price <= most) & (s == sign) & (R[a + L.A_INCOME] >= min_income)
+        ok = ((kind >= 0) & (price <= most) & (s == sign)
+              & (asset_field(R, k, L.A_INCOME) >= min_income))
         key = price * 16 + m if ok else NO_SLOT
         best = key if key < best else best
     return -1 if best == NO_SLOT else best & 15

@@ -221,6 +221,8 @@ class Measure:
         self.rules, self.lineup, self.reuse, self.per_game = rules, lineup, reuse, per_game
         self.yg = self.xg = None
         self.metrics = metric_list if metric_list is not None else metrics(rules.players, bots)
+        # what the measure is given for Y and X when it keeps no games (it never touches them)
+        self.no_games = np.empty((0, len(self.metrics)), dtype=np.int64)
         self.fn = block_measure(self.metrics)
         self.c = context(rules.players, rules.masks, rules.first_player,
                          row_of_entry(lineup, bots))
@@ -249,8 +251,8 @@ class Measure:
         T = np.zeros((k, 14), dtype=np.int64)
         if self.per_game:
             y, x = self.yg[lo:hi], self.xg[lo:hi]
-        else:  # one row, overwritten game after game (this chunk's own: chunks run at once)
-            y, x = np.empty((1, k), dtype=np.int64), np.empty((1, k), dtype=np.int64)
+        else:  # the games' moments go to T, this chunk's own (chunks run at once)
+            y = x = self.no_games
         self.fn(G[lo:hi], SE[lo:hi], DR[lo:hi], self.c, y, x, hist, rounds, self.lo,
                 np.int64(self.per_game), T)
         self.hists.append((hist, rounds, T))  # list.append is atomic
