@@ -131,16 +131,27 @@ def tape_length(rules: Rules) -> int:
     return 1 + rules.rounds * (rules.players * 8 + deck + 1)
 
 
+def taped_builds(rules: Rules, lineup: Lineup, modes) -> tuple:
+    """The rules vector, the bots' arrays (`fbsim.kernel.bot_arrays`) and the lineup's fast
+    builds in these tape modes (`fbsim.kernel.dispatch`), for the runner's shape of table."""
+    from fbsim.game.shape import shape_of
+    from fbsim.kernel import bot_arrays
+    from fbsim.kernel.build import build_for
+
+    R = rules_vector(rules)
+    builds = {m: build_for(lineup, False, m, shape_of(R)) for m in modes}
+    P, by_agenda, seat_bot = bot_arrays(rules, lineup, builds[modes[0]])
+    return R, P, by_agenda, seat_bot, builds
+
+
 def floor_seconds(rules: Rules, lineup: Lineup, games: int, first: int = 0) -> float:
     """Seconds to replay `games` games from their recorded answers (recording untimed). The
     tapes bound the games played at once, so this plays TAPE_BLOCK games at a time itself
     (the runner has no tapes)."""
-    from fbsim.kernel import Records, bot_arrays
-    from fbsim.kernel.build import build_for
+    from fbsim.kernel import Records
 
-    rec, rep = build_for(lineup, False, "record"), build_for(lineup, False, "replay")
-    R = rules_vector(rules)
-    P, by_agenda, seat_bot = bot_arrays(rules, lineup, rec)
+    R, P, by_agenda, seat_bot, builds = taped_builds(rules, lineup, ("record", "replay"))
+    rec, rep = builds["record"], builds["replay"]
     block = min(games, TAPE_BLOCK)
     tapes = np.zeros((block, tape_length(rules)), dtype=np.int64)
     out = Records(block)
@@ -163,15 +174,12 @@ def decision_costs(rules: Rules, lineup: Lineup, games: int, repeats: int = 3) -
     decision's cost is its replay's time less the floor's (best slice of each), per game and
     per question; bots that share work between decisions (a memo) are charged where it is
     first done."""
-    from fbsim.kernel import Records, bot_arrays
-    from fbsim.kernel.build import build_for
+    from fbsim.kernel import Records
     from fbsim.kernel.dispatch import DECISIONS, PROBE_WORDS, probe_mode
 
-    rec = build_for(lineup, False, "record")
     modes = ["replay"] + [probe_mode(d) for d in DECISIONS]
-    builds = {m: build_for(lineup, False, m) for m in modes}
-    R = rules_vector(rules)
-    P, by_agenda, seat_bot = bot_arrays(rules, lineup, rec)
+    R, P, by_agenda, seat_bot, builds = taped_builds(rules, lineup, ("record", *modes))
+    rec = builds.pop("record")
     block = min(games, TAPE_BLOCK)
     tapes = np.zeros((block, tape_length(rules) + PROBE_WORDS), dtype=np.int64)
     out = Records(block)

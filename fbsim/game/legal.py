@@ -5,6 +5,7 @@ decide with `accusable` who may be pointed at (the bots read it as V_ELIGIBLE)."
 from __future__ import annotations
 
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.public import asset_field, mine, my_burn_pay
 
@@ -26,7 +27,7 @@ def commit_is_legal(R, V, works, cool, burn, mcool, mburn):
 @shared
 def can_buy(R, V, slot):
     """R-V6: the card in `slot` is affordable with free WORKS and Capital now."""
-    if slot < 0 or slot >= R[L.R_MARKET_SIZE]:
+    if slot < 0 or slot >= shape.market_size(R):
         return False
     kind = V[L.V_MARKET + slot]
     if kind < 0:
@@ -61,7 +62,7 @@ def can_buy_any(R, V):
         return False
     capital = mine(V, L.V_MY_CAPITAL)
     cheapest = capital + 1  # an empty slot's "price": more than the Capital
-    for slot in range(R[L.R_MARKET_SIZE]):
+    for slot in range(shape.market_size(R)):
         kind = V[L.V_MARKET + slot]
         price = asset_field(R, kind if kind >= 0 else 0, L.A_PRICE)
         price = price if kind >= 0 else capital + 1

@@ -5,6 +5,7 @@ plain Python)."""
 from __future__ import annotations
 
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.jit import shared
 
 NO_THRESHOLD = 1 << 62  # above any Dial
@@ -56,8 +57,8 @@ def table_asset_ppm(R, V):
     """Ongoing ppm of every owned asset at the table (R-W2), public (the view holds it as
     V_TABLE_PPM)."""
     total = 0
-    for s in range(R[L.R_PLAYERS]):
-        for k in range(R[L.R_N_KINDS]):
+    for s in range(shape.players(R)):
+        for k in range(shape.n_kinds(R)):
             total += owned(V, s, k) * asset_field(R, k, L.A_PPM)
     return total
 
@@ -80,7 +81,7 @@ def project_world(R, V):
     projection crosses their thresholds, R-W3) and the ppm of owned assets.
     """
     dial = V[L.V_DIAL]
-    n_tokens = R[L.R_N_TOKENS]
+    n_tokens = shape.n_tokens(R)
     flipped = 0  # bit t: token t is flipped (no allocation: this runs in the kernel's loop)
     n_flipped = 0
     lowest = NO_THRESHOLD  # the lowest threshold of a token not flipped yet
@@ -91,7 +92,7 @@ def project_world(R, V):
         elif R[L.R_TOKEN_THRESHOLD + t] < lowest:
             lowest = R[L.R_TOKEN_THRESHOLD + t]
     ppm = V[L.V_TABLE_PPM]
-    for r in range(V[L.V_ROUND], R[L.R_ROUNDS]):  # world turns of rounds round+1 .. last
+    for r in range(V[L.V_ROUND], shape.rounds(R)):  # world turns of rounds round+1 .. last
         dial += R[L.R_BASELINE + r] + R[L.R_BASELINE_OFFSET]
         dial += n_flipped * R[L.R_TOKEN_PENALTY] + ppm
         if flips(R, dial, lowest):  # some token flips: flip each one, find the next lowest

@@ -84,12 +84,13 @@ class Prepared:
 
     def __init__(self, rules: Rules, lineup: Lineup | None = None,
                  checked: bool | None = None):
+        from fbsim.game.shape import shape_of
         from fbsim.kernel.build import build_for
 
         self.rules = rules
         self.lineup = lineup or Lineup()
-        self.build = build_for(self.lineup, checked)
         self.R = rules_vector(rules)
+        self.build = build_for(self.lineup, checked, shape=shape_of(self.R))
         self.P, self.by_agenda, self.seat_bot = bot_arrays(rules, self.lineup, self.build)
 
     def start(self, seed: int, first_game: int, n_games: int, out: Records | None = None,

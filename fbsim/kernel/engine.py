@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.jit import shared_inline
 from fbsim.game.legal import accusable, can_buy, can_buy_any, commit_is_legal
 from fbsim.game.public import band_of, flips
@@ -66,7 +67,6 @@ from fbsim.kernel.layout import (
     S_ERROR,
     S_INCOME,
     S_LEGACY,
-    S_N,
     S_OVER,
     S_POINTED,
     S_POT_LOST,
@@ -86,6 +86,13 @@ from fbsim.kernel.layout import (
 # build:begin
 CHECKED = True  # legality asserts: R-C1..R-C3, R-V5, R-V6, R-A1, R-A4
 from fbsim.kernel import dispatch  # noqa: E402, I001  the bots' decisions, by bot id
+
+
+@shared_inline
+def rules_of(R):
+    """The rules vector as this build reads it: as it is (any table's shape), or, in a build
+    for one shape, typed with it (`fbsim.game.shape.shaped`)."""
+    return R
 # build:end
 
 # the step functions never allocate (see fbsim.game.jit.shared): no reference counting
@@ -136,8 +143,7 @@ def ask(W, s, decision):
 def setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
     """R-S1..R-S5 (and the deal of R-S4 and shuffle of R-S5), into a zeroed W."""
     W[:] = 0
-    n = R[L.R_PLAYERS]
-    W[S_N] = n
+    n = shape.players(R)
     # R-S4: shuffle the agenda deck, card s to seat s
     m = 0
     for a in range(L.N_AGENDAS):
@@ -147,19 +153,19 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
     shuffle_in_place(agenda_deck[:m], seed, game, L.PURPOSE_AGENDA_DEAL)
     # R-S5: the asset deck
     m = 0
-    for k in range(R[L.R_N_KINDS]):
+    for k in range(shape.n_kinds(R)):
         for _ in range(afield(R, k, L.A_COUNT)):
             deck[m] = k
             m += 1
     shuffle_in_place(deck[:m], seed, game, L.PURPOSE_ASSET_SHUFFLE)
-    size = R[L.R_MARKET_SIZE]
+    size = shape.market_size(R)
     for i in range(L.MAX_MARKET):
         W[L.V_MARKET + i] = deck[i] if i < size else -1
     W[S_DECK_POS] = size
     W[S_DECK_LEN] = m
     W[L.V_DECK_LEFT] = m - size
     W[L.V_DIAL] = R[L.R_DIAL_START]  # R-S1
-    for t in range(R[L.R_N_TOKENS]):
+    for t in range(shape.n_tokens(R)):
         W[L.V_FLIPPED + t] = R[L.R_TOKEN_START_FLIPPED + t]
     W[L.V_WORLD_PROJECTION] = L.STALE
     first = R[L.R_FIRST_PLAYER]  # D9
@@ -200,7 +206,7 @@ def flip_tokens(R, W):
     """R-W3: flip every unflipped token whose threshold is reached (or crossed, by
     `tipping.flip_when`); never unflip."""
     dial = W[L.V_DIAL]
-    for t in range(R[L.R_N_TOKENS]):  # without a branch: which tokens flip depends on the game
+    for t in range(shape.n_tokens(R)):  # without a branch: which tokens flip depends on the game
         W[L.V_FLIPPED + t] |= 1 if flips(R, dial, R[L.R_TOKEN_THRESHOLD + t]) else 0
 
 
@@ -212,7 +218,7 @@ def world_turn(R, W, n, r):
         pay_income(R, W, n)
     delta = R[L.R_BASELINE + r - 1] + R[L.R_BASELINE_OFFSET]  # R-W2, D1
     flipped = 0
-    for t in range(R[L.R_N_TOKENS]):
+    for t in range(shape.n_tokens(R)):
         flipped += W[L.V_FLIPPED + t]
     delta += flipped * R[L.R_TOKEN_PENALTY]
     delta += W[L.V_TABLE_PPM]  # every owned asset's ppm, kept up to date at purchases
@@ -386,7 +392,7 @@ def point_weight(R, W, s):
     """R-A2 + D7."""
     best = R[L.R_POINT_WEIGHT]
     stacked = 0
-    for k in range(R[L.R_N_KINDS]):
+    for k in range(shape.n_kinds(R)):
         count = W[L.V_OWNED + s * L.MAX_KINDS + k]
         w = afield(R, k, L.A_ACCUSATION_WEIGHT)
         if count > 0 and w > 0:
@@ -493,12 +499,12 @@ def agenda_bonus(R, W, agenda, band, dial, s):
         return R[L.R_OPPORTUNIST_SEVERE] if band == L.SEVERE else 0
     if band == L.EXTREME:
         heat = 0  # assets with positive ppm
-        for k in range(R[L.R_N_KINDS]):
+        for k in range(shape.n_kinds(R)):
             if afield(R, k, L.A_PPM) > 0:
                 if R[L.R_ACCEL_HEAT_OWN_ONLY] == 1:
                     heat += W[L.V_OWNED + s * L.MAX_KINDS + k]
                 else:  # every one owned at the table counts
-                    for o in range(R[L.R_PLAYERS]):
+                    for o in range(shape.players(R)):
                         heat += W[L.V_OWNED + o * L.MAX_KINDS + k]
         return R[L.R_ACCEL_EXTREME] + R[L.R_ACCEL_PER_HEAT_ASSET] * heat
     return R[L.R_ACCEL_OTHER]
@@ -527,7 +533,7 @@ def score(R, W, n):
             if not accel or cap < R[L.R_COLLAPSE_MIN_CAPITAL]:
                 continue
             bunk = 0
-            for k in range(R[L.R_N_KINDS]):
+            for k in range(shape.n_kinds(R)):
                 if afield(R, k, L.A_COLLAPSE_TIEBREAK) == 1:
                     bunk += W[L.V_OWNED + s * L.MAX_KINDS + k]
             if cap > best_cap or (cap == best_cap and bunk > best_bunk):
@@ -543,7 +549,7 @@ def score(R, W, n):
             f = L.A_LEGACY_EXTREME
         for s in range(n):
             leg = W[L.V_MY_CAPITAL + s * PRIV] // R[L.R_CAPITAL_PER_LEGACY]
-            for k in range(R[L.R_N_KINDS]):
+            for k in range(shape.n_kinds(R)):
                 leg += W[L.V_OWNED + s * L.MAX_KINDS + k] * afield(R, k, f)
             leg += (W[S_COOL_OPEN_T + s] + W[L.V_MY_MASKED_COOL_TOTAL + s * PRIV]
                     - W[S_BURN_OPEN_T + s] - W[L.V_MY_MASKED_BURN_TOTAL + s * PRIV])
@@ -614,7 +620,7 @@ def play_round(R, P, W, n, r, seed, game, deck, T):
 def close_round(R, W, n, r):
     """The Dial as the round ended; the first player of the next round, if any (R-S6)."""
     W[S_DIAL_ROUND + r - 1] = W[L.V_DIAL]
-    if r < R[L.R_ROUNDS]:
+    if r < shape.rounds(R):
         end_round(W, n)
 
 
@@ -622,8 +628,8 @@ def close_round(R, W, n, r):
 def play_game(R, P, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck, T):
     """Every round (R-S6, R-E1) until the game ends, then the score (R-E3, R-E4)."""
     setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck)
-    n = W[S_N]
-    rounds = R[L.R_ROUNDS]
+    n = shape.players(R)
+    rounds = shape.rounds(R)
     r = 0
     for r in range(1, rounds + 1):
         play_round(R, P, W, n, r, seed, game, deck, T)
@@ -641,13 +647,13 @@ def play_game(R, P, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck, T
 @jit
 def write_record(j, r, R, W, G, SE, AS, DR):
     """Game j's record (fields in `fbsim.game.record`) into row j of the output arrays."""
-    n = W[S_N]
-    for rr in range(R[L.R_ROUNDS]):
+    n = shape.players(R)
+    for rr in range(shape.rounds(R)):
         DR[j, RD_DIAL_BY_ROUND, rr] = W[S_DIAL_ROUND + rr]
     dial = W[L.V_DIAL]
     band = band_of(R, dial)
     flipped = 0
-    for t in range(R[L.R_N_TOKENS]):
+    for t in range(shape.n_tokens(R)):
         flipped += W[L.V_FLIPPED + t]
     G[j, G_PLAYERS] = n
     G[j, G_ROUNDS_PLAYED] = r
@@ -677,7 +683,7 @@ def write_record(j, r, R, W, G, SE, AS, DR):
         SE[j, SE_CORNERED, s] = W[L.V_CORNERED_TOTAL + s]
         SE[j, SE_REVEALED, s] = W[S_REVEALED + s]
         SE[j, SE_PAID, s] = W[L.V_PAID_TOTAL + s]
-        for k in range(R[L.R_N_KINDS]):
+        for k in range(shape.n_kinds(R)):
             AS[j, SK_ASSETS, s, k] = W[L.V_OWNED + s * L.MAX_KINDS + k]
 
 
@@ -685,7 +691,7 @@ def write_record(j, r, R, W, G, SE, AS, DR):
 def scratch_sizes(R):
     """Lengths of the per-chunk asset deck and agenda deck buffers."""
     deck_total = 0
-    for k in range(R[L.R_N_KINDS]):
+    for k in range(shape.n_kinds(R)):
         deck_total += R[L.R_ASSET + k * A + L.A_COUNT]
     agenda_total = 0
     for a in range(L.N_AGENDAS):
@@ -694,7 +700,7 @@ def scratch_sizes(R):
 
 
 @jit
-def run_chunk(R, P, bot_of_agenda, seat_bot, seed, first_game, lo, hi, G, SE, AS, DR, TAPES,
+def run_chunk(rules, P, bot_of_agenda, seat_bot, seed, first_game, lo, hi, G, SE, AS, DR, TAPES,
               W, deck, agenda_deck):
     """Play games first_game + lo .. first_game + hi - 1; game j's record goes to row j of G,
     SE, AS and DR (`write_record`). Every game's result depends only on (rules, lineup, seed,
@@ -702,7 +708,9 @@ def run_chunk(R, P, bot_of_agenda, seat_bot, seed, first_game, lo, hi, G, SE, AS
     chunks on a pool of threads; this never takes the GIL). TAPES: one row per game, the
     decisions' tape of a recording or replaying build (`fbsim.kernel.build`); a playing build
     is given one row that it never reads. W, deck and agenda_deck: the chunk's state row and
-    deck buffers (`scratch`), reused by every game; nothing is allocated here."""
+    deck buffers (`scratch`), reused by every game; nothing is allocated here. `rules`: the
+    rules vector (of the build's shape, in a build for one shape: `fbsim.kernel.build`)."""
+    R = rules_of(rules)
     per_game = TAPES.shape[0] == G.shape[0]
     for j in range(lo, hi):
         T = TAPES[j] if per_game else TAPES[0]

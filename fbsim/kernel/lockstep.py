@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game import record as GR
 from fbsim.game.lineup import Lineup
 from fbsim.game.public import world_projection
@@ -41,7 +42,7 @@ def field_name(i: int) -> str:
 def kernel_step(K, k, R, P, seed, game, W, deck, r):
     """Step k of the build K's ROUND_STEPS in round r; k = N_ROUND_STEPS: the round's close
     (each a compiled function of K, called from here)."""
-    n = int(R[L.R_PLAYERS])
+    n = int(shape.players(R))
     W[L.V_ROUND] = r
     if k == K.N_ROUND_STEPS:
         K.close_round(R, W, n, r)

@@ -15,6 +15,7 @@ the deciding player's view, so a bot that uses it still decides from its own vie
 from __future__ import annotations
 
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.public import asset_field, owned
 from fbsim.policies.common import rival_in_turn
@@ -29,7 +30,7 @@ def accel_score(R, V, seat):
     if revealed >= 0:
         return KNOWN if revealed == L.ACCELERATIONIST else -KNOWN
     score = 2 * V[L.V_OPEN_BURN_TOTAL + seat] - V[L.V_OPEN_COOL_TOTAL + seat]
-    for k in range(R[L.R_N_KINDS]):
+    for k in range(shape.n_kinds(R)):
         ppm = asset_field(R, k, L.A_PPM)
         if ppm > 0:
             score += 3 * owned(V, seat, k)
@@ -45,7 +46,7 @@ def likeliest_accelerationist(R, V, minimum):
     ties: the earliest in order from the first player; -1 if none."""
     best = -1
     best_score = 0
-    for i in range(R[L.R_PLAYERS]):
+    for i in range(shape.players(R)):
         s = rival_in_turn(R, V, i)
         if s < 0:
             continue

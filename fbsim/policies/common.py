@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.legal import can_buy, commit_is_legal, is_eligible
 from fbsim.game.public import asset_field, mine, my_burn_pay
@@ -36,7 +37,7 @@ def others_net_per_round(R, V, prior):
     me = V[L.V_SEAT]
     cool = V[L.V_FOG_COOL_TOTAL]
     burn = V[L.V_FOG_BURN_TOTAL]
-    for s in range(R[L.R_PLAYERS]):  # every seat's open chips (a loop without a branch) ...
+    for s in range(shape.players(R)):  # every seat's open chips (a loop without a branch) ...
         cool += V[L.V_OPEN_COOL_TOTAL + s]
         burn += V[L.V_OPEN_BURN_TOTAL + s]
     # ... less the decider's own, open and masked
@@ -49,7 +50,7 @@ def others_net_per_round(R, V, prior):
 @shared
 def chip_rounds_left(R, V):
     """Commit steps left, this round's included."""
-    return R[L.R_ROUNDS] - V[L.V_ROUND] + 1
+    return shape.rounds(R) - V[L.V_ROUND] + 1
 
 
 @shared
@@ -87,7 +88,7 @@ def ceil_div_pos(a, b):
 def rival_in_turn(R, V, i):
     """The seat `i` places clockwise from the first player, if it is an eligible rival of
     the deciding player (R-A1); else -1."""
-    n = R[L.R_PLAYERS]
+    n = shape.players(R)
     s = V[L.V_FIRST_PLAYER] + i
     if s >= n:  # without a division
         s -= n
@@ -102,7 +103,7 @@ def most_by(R, V, base, minimum):
     order from the first player. -1 if none."""
     best = -1
     best_val = minimum - 1
-    for i in range(R[L.R_PLAYERS]):
+    for i in range(shape.players(R)):
         s = rival_in_turn(R, V, i)
         if s >= 0 and V[base + s] > best_val:
             best_val = V[base + s]
@@ -139,7 +140,7 @@ def cheapest_slot(R, V, sign, reserve, min_income):
     capital = mine(V, L.V_MY_CAPITAL)
     most = capital - reserve if reserve > 0 else capital  # the most it may pay
     best = NO_SLOT
-    for m in range(R[L.R_MARKET_SIZE]):
+    for m in range(shape.market_size(R)):
         kind = V[L.V_MARKET + m]
         k = kind if kind >= 0 else 0  # an empty slot reads kind 0's fields, then fails `ok`
         price = asset_field(R, k, L.A_PRICE)
@@ -158,7 +159,7 @@ def cheapest_bunker(R, V, reserve):
     keeping `reserve` Capital; -1 if none. Ties: the lowest slot."""
     best = -1
     best_price = 1 << 40
-    for m in range(R[L.R_MARKET_SIZE]):
+    for m in range(shape.market_size(R)):
         price = price_keeping(R, V, m, reserve)
         if price < 0 or price >= best_price:
             continue
@@ -223,6 +224,6 @@ def reveal_pays(R, V, burns):
     """R-A4/R-A5: whether a cornered Accelerationist burning `burns` open Agents a round
     earns more by revealing (the higher open-BURN pay over the rounds left) than silence
     costs."""
-    rounds_left = R[L.R_ROUNDS] - V[L.V_ROUND]
+    rounds_left = shape.rounds(R) - V[L.V_ROUND]
     gain = (R[L.R_BURN_PAY_REVEALED] - R[L.R_BURN_PAY]) * burns * rounds_left
     return gain >= V[L.V_CORNER_COST]

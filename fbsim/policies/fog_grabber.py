@@ -11,6 +11,7 @@ else it pays.
 from __future__ import annotations
 
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.public import mine
 from fbsim.policies import BotSpec, Param
@@ -47,7 +48,7 @@ def fog_request(R, V, P, seed, game):
 
 @shared
 def market(R, V, P, seed, game):
-    if V[L.V_ROUND] >= R[L.R_ROUNDS]:
+    if V[L.V_ROUND] >= shape.rounds(R):
         return -1
     reserve = R[L.R_COLLAPSE_MIN_CAPITAL] + int(P[P_RESERVE_EXTRA])
     return cheapest_slot(R, V, HEATING, reserve, ANY_INCOME)

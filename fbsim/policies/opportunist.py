@@ -11,6 +11,7 @@ Reveals when cornered.
 from __future__ import annotations
 
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.public import mine, world_projection
 from fbsim.policies import BotSpec, Param
@@ -77,7 +78,7 @@ def fog_request(R, V, P, seed, game):
 
 @shared
 def market(R, V, P, seed, game):
-    if V[L.V_ROUND] >= R[L.R_ROUNDS]:
+    if V[L.V_ROUND] >= shape.rounds(R):
         return -1
     g = gap(R, V, P)
     if g > P[P_TOLERANCE]:
@@ -86,7 +87,7 @@ def market(R, V, P, seed, game):
         slot = cheapest_slot(R, V, HEATING, NO_RESERVE, ANY_INCOME)
     else:
         slot = -1
-    if slot < 0 and R[L.R_ROUNDS] - V[L.V_ROUND] >= int(P[P_PAYBACK]):
+    if slot < 0 and shape.rounds(R) - V[L.V_ROUND] >= int(P[P_PAYBACK]):
         # an asset that pays, and moves no ppm
         slot = cheapest_slot(R, V, NEUTRAL, NO_RESERVE, PAYING)
     return slot

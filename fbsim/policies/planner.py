@@ -36,6 +36,7 @@ mixture of planners) runs the same code on one of its components.
 from __future__ import annotations
 
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.legal import commit_is_legal
 from fbsim.game.public import mine, world_projection
@@ -107,7 +108,7 @@ def pushing(R, V, P, o):
 @shared
 def steering_chips(R, V, P, o):
     """`chips` in round 1, `chips + chips_change` in the last round, linear in between."""
-    rounds = R[L.R_ROUNDS]
+    rounds = shape.rounds(R)
     frac = 1.0 if rounds <= 1 else (V[L.V_ROUND] - 1) / (rounds - 1)
     return clamp(int(P[o + P_CHIPS] + P[o + P_CHIPS_CHANGE] * frac + 0.5), 0, R[L.R_AGENTS])
 
@@ -179,14 +180,14 @@ def buy_by_rule(R, V, P, o, reserve):
 @shared
 def plan_market(R, V, P, o):
     # an asset bought in the last round never pays nor moves the Dial (R-W1, R-E1)
-    if V[L.V_ROUND] >= R[L.R_ROUNDS]:
+    if V[L.V_ROUND] >= shape.rounds(R):
         return -1
     reserve = int(P[o + P_RESERVE])
     slot = -1
     if V[L.V_ROUND] <= P[o + P_BUY_UNTIL]:
         slot = buy_by_rule(R, V, P, o, reserve)
     # besides: an income asset (no ppm) while `payback` world turns remain to pay it back
-    if slot < 0 and R[L.R_ROUNDS] - V[L.V_ROUND] >= int(P[o + P_PAYBACK]):
+    if slot < 0 and shape.rounds(R) - V[L.V_ROUND] >= int(P[o + P_PAYBACK]):
         slot = cheapest_slot(R, V, NEUTRAL, reserve, PAYING)
     return slot
 

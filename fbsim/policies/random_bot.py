@@ -7,6 +7,7 @@ counter), so a random game replays exactly.
 from __future__ import annotations
 
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.legal import can_buy, is_eligible
 from fbsim.game.public import mine
@@ -29,13 +30,13 @@ def fog_request(R, V, P, seed, game):
 @shared
 def market(R, V, P, seed, game):
     count = 1  # taking wages
-    for m in range(R[L.R_MARKET_SIZE]):
+    for m in range(shape.market_size(R)):
         if can_buy(R, V, m):
             count += 1
     pick = below(count, seed, game, V[L.V_ROUND], V[L.V_SEAT], L.DP_MARKET, mine(V, L.V_MY_BOUGHT))
     if pick == 0:
         return -1
-    for m in range(R[L.R_MARKET_SIZE]):
+    for m in range(shape.market_size(R)):
         if can_buy(R, V, m):
             pick -= 1
             if pick == 0:
@@ -46,13 +47,13 @@ def market(R, V, P, seed, game):
 @shared
 def accuse(R, V, P, seed, game):
     count = 1  # abstain
-    for s in range(R[L.R_PLAYERS]):
+    for s in range(shape.players(R)):
         if is_eligible(V, s):
             count += 1
     pick = below(count, seed, game, V[L.V_ROUND], V[L.V_SEAT], L.DP_ACCUSE, 0)
     if pick == 0:
         return -1
-    for s in range(R[L.R_PLAYERS]):
+    for s in range(shape.players(R)):
         if is_eligible(V, s):
             pick -= 1
             if pick == 0:

@@ -11,6 +11,7 @@ from typing import Any
 
 from fbsim.errors import ScriptError, UsageError
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.public import mine
 from fbsim.policies import BotSpec
 
@@ -60,10 +61,10 @@ class ScriptedPolicy:
         if i >= len(buys):
             return -1
         kind = self.asset_names.index(buys[i])
-        for m in range(R[L.R_MARKET_SIZE]):
+        for m in range(shape.market_size(R)):
             if V[L.V_MARKET + m] == kind:
                 return m
-        market = [self.asset_names[k] for k in V[L.V_MARKET:L.V_MARKET + R[L.R_MARKET_SIZE]]
+        market = [self.asset_names[k] for k in V[L.V_MARKET:L.V_MARKET + shape.market_size(R)]
                   if k >= 0]
         raise ScriptError(f"buys a {buys[i]}, which is not in the market "
                           f"({', '.join(market) or 'empty'})", int(V[L.V_ROUND]), self.seat,

@@ -10,6 +10,7 @@ Buys cooling assets (Carbon Sinks), points at the most open burner, reveals when
 from __future__ import annotations
 
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.public import mine, world_projection
 from fbsim.policies import BotSpec, Param
@@ -62,7 +63,7 @@ def fog_request(R, V, P, seed, game):
 @shared
 def market(R, V, P, seed, game):
     # cooling assets only, and only while a world turn is still to come (R-W1)
-    if V[L.V_ROUND] >= R[L.R_ROUNDS]:
+    if V[L.V_ROUND] >= shape.rounds(R):
         return -1
     return cheapest_slot(R, V, COOLING, int(P[P_RESERVE]), ANY_INCOME)
 

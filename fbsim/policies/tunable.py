@@ -20,6 +20,7 @@ burn_floor 3, mask_burns 1, greed 1, cornered 2); hoarder (chips 0/0, payback 99
 from __future__ import annotations
 
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.legal import commit_is_legal
 from fbsim.game.public import mine, world_projection
@@ -66,7 +67,7 @@ def gap(R, V, P):
 
 @shared
 def steering_chips(R, V, P):
-    rounds = R[L.R_ROUNDS]
+    rounds = shape.rounds(R)
     frac = 1.0 if rounds <= 1 else (V[L.V_ROUND] - 1) / (rounds - 1)
     most = P[P_CHIPS_EARLY] + (P[P_CHIPS_LATE] - P[P_CHIPS_EARLY]) * frac
     return clamp(int(most + 0.5), 0, R[L.R_AGENTS])
@@ -106,7 +107,7 @@ def fog_request(R, V, P, seed, game):
 
 @shared
 def market(R, V, P, seed, game):
-    if V[L.V_ROUND] >= R[L.R_ROUNDS]:
+    if V[L.V_ROUND] >= shape.rounds(R):
         return -1
     reserve = int(P[P_RESERVE])
     slot = -1
@@ -116,7 +117,7 @@ def market(R, V, P, seed, game):
             slot = cheapest_slot(R, V, COOLING, reserve, ANY_INCOME)
         elif g < -P[P_TOLERANCE]:
             slot = cheapest_slot(R, V, HEATING, reserve, ANY_INCOME)
-    if slot < 0 and R[L.R_ROUNDS] - V[L.V_ROUND] >= int(P[P_PAYBACK]):
+    if slot < 0 and shape.rounds(R) - V[L.V_ROUND] >= int(P[P_PAYBACK]):
         slot = cheapest_slot(R, V, NEUTRAL, reserve, PAYING)
     return slot
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from fbsim.errors import IllegalDecision
 from fbsim.game import layout as L
+from fbsim.game import shape
 from fbsim.game.legal import accusable
 from fbsim.game.lineup import Entry, Lineup
 from fbsim.game.public import band_of, flips
@@ -71,12 +72,12 @@ def deal_agendas(R: np.ndarray, seed: int, game_index: int) -> list[int]:
     deck = np.repeat(np.arange(L.N_AGENDAS, dtype=np.int64),
                      R[L.R_DECK:L.R_DECK + L.N_AGENDAS])
     shuffle_in_place(deck, seed, game_index, L.PURPOSE_AGENDA_DEAL)
-    return [int(a) for a in deck[: R[L.R_PLAYERS]]]
+    return [int(a) for a in deck[: shape.players(R)]]
 
 
 def shuffle_assets(R: np.ndarray, seed: int, game_index: int) -> list[int]:
     """R-S5: the asset deck (D3), shuffled; top card first."""
-    counts = [R[L.R_ASSET + k * L.ASSET_STRIDE + L.A_COUNT] for k in range(R[L.R_N_KINDS])]
+    counts = [R[L.R_ASSET + k * L.ASSET_STRIDE + L.A_COUNT] for k in range(shape.n_kinds(R))]
     deck = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     shuffle_in_place(deck, seed, game_index, L.PURPOSE_ASSET_SHUFFLE)
     return [int(k) for k in deck]
@@ -88,10 +89,10 @@ def setup(rules: Rules, agendas: list[int], asset_deck: list[int], bots: list[st
     n = len(agendas)
     R = rules_vector(rules, n)
     first = int(R[L.R_FIRST_PLAYER])  # D9
-    n_tokens = int(R[L.R_N_TOKENS])
+    n_tokens = int(shape.n_tokens(R))
     seats = [Seat(index=s, agenda=agendas[s], bot=bots[s], masks=int(R[L.R_MASKS]),
-                  owned=[0] * int(R[L.R_N_KINDS])) for s in range(n)]
-    size = int(R[L.R_MARKET_SIZE])
+                  owned=[0] * int(shape.n_kinds(R))) for s in range(n)]
+    size = int(shape.market_size(R))
     g = Game(rules=rules, R=R, seed=seed, game_index=game_index, seats=seats,
              dial=int(R[L.R_DIAL_START]),  # R-S1
              flipped=[bool(R[L.R_TOKEN_START_FLIPPED + t]) for t in range(n_tokens)],  # R-S1
@@ -126,7 +127,7 @@ def world_turn(g: Game) -> None:
     n_flipped = sum(g.flipped)
     move_dial(g, int(n_flipped * R[L.R_TOKEN_PENALTY]),
               f"{n_flipped} flipped tipping token(s)", "world")  # R-W2
-    for k in range(int(R[L.R_N_KINDS])):
+    for k in range(int(shape.n_kinds(R))):
         owned = sum(seat.owned[k] for seat in g.seats)
         ppm = int(R[L.R_ASSET + k * L.ASSET_STRIDE + L.A_PPM])
         move_dial(g, owned * ppm, f"{owned} owned {g.rules.asset_names[k]}", "world")  # R-W2
@@ -556,14 +557,14 @@ def play_round(g: Game, policies: list, after=None) -> None:
 def close_round(g: Game) -> None:
     """The Dial as the round ended; the first player of the next round, if any (R-S6)."""
     g.dial_by_round.append(g.dial)
-    if g.round < g.R[L.R_ROUNDS]:
+    if g.round < shape.rounds(g.R):
         end_round(g)
 
 
 def run(g: Game, policies: list, after=None) -> Game:
     """Every round (R-S6, R-E1) until the game ends, then the score (R-E3, R-E4);
     `after(name)`, when given, follows each step of a round and its close ("end")."""
-    rounds = int(g.R[L.R_ROUNDS])
+    rounds = int(shape.rounds(g.R))
     for r in range(1, rounds + 1):
         g.round = r
         play_round(g, policies, after)
