@@ -645,6 +645,27 @@ def play_game(R, P, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck, T
 
 
 @jit
+def setup_game(rules, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
+    """`setup` as `run_chunk` plays it, the rules read as this build reads them (`rules_of`):
+    the step-by-step comparison's entry (`fbsim.kernel.lockstep`)."""
+    setup(rules_of(rules), bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck)
+
+
+@jit
+def play_step(k, rules, P, W, r, seed, game, deck, T):
+    """Step k of ROUND_STEPS in round r, or the round's close (k = N_ROUND_STEPS), as
+    `run_chunk` plays it (the rules read as this build reads them): the step-by-step
+    comparison's entry (`fbsim.kernel.lockstep`)."""
+    R = rules_of(rules)
+    n = shape.players(R)
+    W[L.V_ROUND] = r
+    if k == N_ROUND_STEPS:
+        close_round(R, W, n, r)
+    else:
+        round_step(k, R, P, W, n, r, seed, game, deck, T)
+
+
+@jit
 def write_record(j, r, R, W, G, SE, AS, DR):
     """Game j's record (fields in `fbsim.game.record`) into row j of the output arrays."""
     n = shape.players(R)

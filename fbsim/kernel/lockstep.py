@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from fbsim.game import layout as L
-from fbsim.game import shape
 from fbsim.game import record as GR
 from fbsim.game.lineup import Lineup
 from fbsim.game.public import world_projection
@@ -41,13 +40,9 @@ def field_name(i: int) -> str:
 
 def kernel_step(K, k, R, P, seed, game, W, deck, r):
     """Step k of the build K's ROUND_STEPS in round r; k = N_ROUND_STEPS: the round's close
-    (each a compiled function of K, called from here)."""
-    n = int(shape.players(R))
-    W[L.V_ROUND] = r
-    if k == K.N_ROUND_STEPS:
-        K.close_round(R, W, n, r)
-    else:
-        K.round_step(k, R, P, W, n, r, seed, game, deck, np.zeros(1, dtype=np.int64))
+    (`play_step` of K, which reads the rules as K's games do)."""
+    T = np.zeros(1, dtype=np.int64)
+    K.play_step(np.int64(k), R, P, W, np.int64(r), seed, game, deck, T)
 
 
 def visible(V, s):
@@ -112,7 +107,7 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int,
     bots = [lineup.label_for(s, agendas[s]) for s in range(n)]
     policies = [E.bind_policy(lineup.entry_for(s, agendas[s])) for s in range(n)]
     g = E.setup(rules, agendas, E.shuffle_assets(R, seed, game), bots, seed, game, False)
-    K.setup(R, by_agenda, seat_bot, ks, kg, W, deck, agenda_deck)
+    K.setup_game(R, by_agenda, seat_bot, ks, kg, W, deck, agenda_deck)
 
     def compare(r: int, step: str) -> str | None:
         for s in range(n):
