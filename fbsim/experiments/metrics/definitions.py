@@ -223,8 +223,8 @@ class Measure:
         self.metrics = metric_list if metric_list is not None else metrics(rules.players, bots)
         # what the measure is given for Y and X when it keeps no games (it never touches them)
         self.no_games = np.empty((0, len(self.metrics)), dtype=np.int64)
-        self.fn = block_measure(self.metrics)
-        self.c = context(rules.players, rules.masks, rules.first_player,
+        self.fn = block_measure(self.metrics, rules.players)
+        self.c = context(rules.masks, rules.first_player,
                          row_of_entry(lineup, bots))
         self.lo = np.int64(DIAL_HIST_LO)
 

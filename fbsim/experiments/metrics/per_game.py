@@ -1,9 +1,10 @@
 """The per-game quantities metrics are built from: compiled functions of one game's record.
 
-Each function is `f(G, SE, j, c, a)`: game j of a block of records in the kernel's arrays (`G`
-[games, game fields], `SE` [games, seat fields, seats], field positions in
-`fbsim.game.record`), the block's context `c` (`context`: the table's size, the Masks dealt,
-the round-1 first player, each lineup entry's per-bot row) and the metric's argument `a` (an
+Each function is `f(G, SE, j, n, c, a)`: game j of a block of records in the kernel's arrays
+(`G` [games, game fields], `SE` [games, seat fields, seats], field positions in
+`fbsim.game.record`), the table's size `n` (a constant of the generated measure, so that its
+loops over the seats unroll), the block's context `c` (`context`: the Masks dealt, the
+round-1 first player, each lineup entry's per-bot row) and the metric's argument `a` (an
 Agenda, a seat, a place, a field, a bot row). Each returns an integer: a metric's y or x for
 that game (`fbsim.experiments.metrics.definitions` names which, once per metric).
 
@@ -37,16 +38,15 @@ from fbsim.game.record import (
 )
 
 # the context vector c
-C_PLAYERS = 0
-C_MASKS = 1
-C_FIRST_PLAYER = 2
-C_ROW = 3  # N_ENTRIES values: each lineup entry's per-bot row (-1: none)
+C_MASKS = 0
+C_FIRST_PLAYER = 1
+C_ROW = 2  # N_ENTRIES values: each lineup entry's per-bot row (-1: none)
 C_SIZE = C_ROW + N_ENTRIES
 
 
-def context(players: int, masks: int, first_player: int, rows: np.ndarray) -> np.ndarray:
+def context(masks: int, first_player: int, rows: np.ndarray) -> np.ndarray:
     c = np.zeros(C_SIZE, dtype=np.int64)
-    c[C_PLAYERS], c[C_MASKS], c[C_FIRST_PLAYER] = players, masks, first_player
+    c[C_MASKS], c[C_FIRST_PLAYER] = masks, first_player
     c[C_ROW:C_ROW + N_ENTRIES] = rows
     return c
 
@@ -55,40 +55,40 @@ def context(players: int, masks: int, first_player: int, rows: np.ndarray) -> np
 
 
 @shared_inline
-def one(G, SE, j, c, a):
+def one(G, SE, j, n, c, a):
     return 1
 
 
 @shared_inline
-def players(G, SE, j, c, a):
-    return c[C_PLAYERS]
+def players(G, SE, j, n, c, a):
+    return n
 
 
 @shared_inline
-def game_field(G, SE, j, c, a):
+def game_field(G, SE, j, n, c, a):
     """Game field a."""
     return G[j, a]
 
 
 @shared_inline
-def game_field_squared(G, SE, j, c, a):
+def game_field_squared(G, SE, j, n, c, a):
     return G[j, a] * G[j, a]
 
 
 @shared_inline
-def ended(G, SE, j, c, a):
+def ended(G, SE, j, n, c, a):
     """1 if the game ended in way a (fbsim.game.layout.END_NAMES)."""
     return 1 if G[j, G_END] == a else 0
 
 
 @shared_inline
-def collapsed(G, SE, j, c, a):
+def collapsed(G, SE, j, n, c, a):
     """1 if the world collapsed (R-W4, R-V2)."""
     return 1 if G[j, G_END] != L.END_SURVIVED else 0
 
 
 @shared_inline
-def final_band(G, SE, j, c, a):
+def final_band(G, SE, j, n, c, a):
     """1 if the final Dial is in band a (R-E2)."""
     return 1 if G[j, G_BAND] == a else 0
 
@@ -97,31 +97,31 @@ def final_band(G, SE, j, c, a):
 
 
 @shared_inline
-def nobody_won(G, SE, j, c, a):
+def nobody_won(G, SE, j, n, c, a):
     return 1 if G[j, G_WINNER] < 0 else 0
 
 
 @shared_inline
-def winner_agenda(G, SE, j, c, a):
+def winner_agenda(G, SE, j, n, c, a):
     """1 if the winner holds Agenda a."""
     w = G[j, G_WINNER]
     return 1 if w >= 0 and SE[j, SE_AGENDA, w] == a else 0
 
 
 @shared_inline
-def winner_seat(G, SE, j, c, a):
+def winner_seat(G, SE, j, n, c, a):
     return 1 if G[j, G_WINNER] == a else 0
 
 
 @shared_inline
-def winner_place(G, SE, j, c, a):
+def winner_place(G, SE, j, n, c, a):
     """1 if the winner sits a places clockwise from the round-1 first player (R-S3, D9)."""
     s = c[C_FIRST_PLAYER] + a  # both below the table size: no division
-    return 1 if G[j, G_WINNER] == (s - c[C_PLAYERS] if s >= c[C_PLAYERS] else s) else 0
+    return 1 if G[j, G_WINNER] == (s - n if s >= n else s) else 0
 
 
 @shared_inline
-def winner_row(G, SE, j, c, a):
+def winner_row(G, SE, j, n, c, a):
     """1 if the winner's lineup entry is counted in per-bot row a."""
     w = G[j, G_WINNER]
     return 1 if w >= 0 and c[C_ROW + SE[j, SE_BOT, w]] == a else 0
@@ -131,48 +131,48 @@ def winner_row(G, SE, j, c, a):
 
 
 @shared_inline
-def seat_sum(G, SE, j, c, a):
+def seat_sum(G, SE, j, n, c, a):
     """Seat field a summed over the seats."""
     t = 0
-    for s in range(c[C_PLAYERS]):
+    for s in range(n):
         t += SE[j, a, s]
     return t
 
 
 @shared_inline
-def seats_dealt(G, SE, j, c, a):
+def seats_dealt(G, SE, j, n, c, a):
     """Seats holding Agenda a (R-S4)."""
     t = 0
-    for s in range(c[C_PLAYERS]):
+    for s in range(n):
         if SE[j, SE_AGENDA, s] == a:
             t += 1
     return t
 
 
 @shared_inline
-def seats_row(G, SE, j, c, a):
+def seats_row(G, SE, j, n, c, a):
     """Seats whose lineup entry is counted in per-bot row a."""
     t = 0
-    for s in range(c[C_PLAYERS]):
+    for s in range(n):
         if c[C_ROW + SE[j, SE_BOT, s]] == a:
             t += 1
     return t
 
 
 @shared_inline
-def masks_used(G, SE, j, c, a):
+def masks_used(G, SE, j, n, c, a):
     """Masks used, all seats (R-C2)."""
     t = 0
-    for s in range(c[C_PLAYERS]):
+    for s in range(n):
         t += c[C_MASKS] - SE[j, SE_MASKS_LEFT, s]
     return t
 
 
 @shared_inline
-def overclaimed(G, SE, j, c, a):
+def overclaimed(G, SE, j, n, c, a):
     """Capital received from the pot beyond the seat's own payments into it, summed (R-V5)."""
     t = 0
-    for s in range(c[C_PLAYERS]):
+    for s in range(n):
         d = SE[j, SE_FOG_RECEIVED, s] - SE[j, SE_FOG_IN, s]
         if d > 0:
             t += d
@@ -180,10 +180,10 @@ def overclaimed(G, SE, j, c, a):
 
 
 @shared_inline
-def overclaimers(G, SE, j, c, a):
+def overclaimers(G, SE, j, n, c, a):
     """Seats that received more from the pot than they paid into it."""
     t = 0
-    for s in range(c[C_PLAYERS]):
+    for s in range(n):
         if SE[j, SE_FOG_RECEIVED, s] > SE[j, SE_FOG_IN, s]:
             t += 1
     return t
@@ -201,49 +201,49 @@ def agenda_sum(SE, j, n, field, agenda):
 
 
 @shared_inline
-def accelerationist_sum(G, SE, j, c, a):
+def accelerationist_sum(G, SE, j, n, c, a):
     """Seat field a summed over the Accelerationists' seats."""
-    return agenda_sum(SE, j, c[C_PLAYERS], a, L.ACCELERATIONIST)
+    return agenda_sum(SE, j, n, a, L.ACCELERATIONIST)
 
 
 @shared_inline
-def revealed_when_cornered(G, SE, j, c, a):
+def revealed_when_cornered(G, SE, j, n, c, a):
     """Cornerings answered by a reveal, all seats (R-A4: reveal or pay)."""
     t = 0
-    for s in range(c[C_PLAYERS]):
+    for s in range(n):
         t += SE[j, SE_CORNERED, s] - SE[j, SE_PAID, s]
     return t
 
 
 @shared_inline
-def accelerationist_dealt(G, SE, j, c, a):
+def accelerationist_dealt(G, SE, j, n, c, a):
     """1 if some seat holds the Accelerationist Agenda."""
-    for s in range(c[C_PLAYERS]):
+    for s in range(n):
         if SE[j, SE_AGENDA, s] == L.ACCELERATIONIST:
             return 1
     return 0
 
 
 @shared_inline
-def accelerationist_revealed(G, SE, j, c, a):
+def accelerationist_revealed(G, SE, j, n, c, a):
     """1 if an Accelerationist's Agenda is face up at the end."""
-    for s in range(c[C_PLAYERS]):
+    for s in range(n):
         if SE[j, SE_AGENDA, s] == L.ACCELERATIONIST and SE[j, SE_REVEALED, s] == 1:
             return 1
     return 0
 
 
 @shared_inline
-def survivor_legacy(G, SE, j, c, a):
+def survivor_legacy(G, SE, j, n, c, a):
     """Legacy of the seats holding Agenda a, summed, when the world survived (R-E4)."""
     if G[j, G_BAND] == L.COLLAPSE:
         return 0
-    return agenda_sum(SE, j, c[C_PLAYERS], SE_LEGACY, a)
+    return agenda_sum(SE, j, n, SE_LEGACY, a)
 
 
 @shared_inline
-def survivor_seats(G, SE, j, c, a):
+def survivor_seats(G, SE, j, n, c, a):
     """Seats holding Agenda a when the world survived."""
     if G[j, G_BAND] == L.COLLAPSE:
         return 0
-    return seats_dealt(G, SE, j, c, a)
+    return seats_dealt(G, SE, j, n, c, a)
