@@ -12,6 +12,11 @@ compiled and cached on their own:
 - **specialised**: only the default lineup's bots and the lineup's are compiled in (no dispatch
   over every bot), chosen automatically when that makes at most `SPECIALISE_MAX` bots; any
   other lineup (the random lineups of the tests, say) plays the generic fast build.
+- **for one shape**: a fast specialised build compiled for one table's shape (players, rounds,
+  market slots, tokens and asset kinds: `fbsim.game.shape`), whose rules vector is typed with
+  it, so that the engine's and the bots' reads of those five numbers are constants and their
+  loops unroll; chosen for the shapes `shaped` names (FBSIM_SHAPES), the same games as the
+  build for any shape.
 - **tapes** (`mode="record"` / `"replay"`, `fbsim.kernel.dispatch`): the answers of every
   decision written to, or read back from, a tape per game. Replaying plays the same games with
   no bot at all: the engine-only floor that `fbsim bench` measures; a probe
