@@ -236,3 +236,21 @@ def test_fast_build_equals_checked_build_on_random_rules_long(data):
     fast = simulate(rules, lineup, seed, 200)
     checked = simulate(rules, lineup, seed, 200, checked=True)
     assert same(fast, checked) is None, same(fast, checked)
+
+
+def test_an_illegal_answer_stops_the_run_naming_its_game():
+    """The checked build flags an illegal answer (R-C1: more chips than Agents) in the game's
+    record, and reading the block's columns stops with that game, round and seat."""
+    from fbsim.errors import FbsimError
+
+    n = 50
+    rules, lu, fast, _, (R, P, by_agenda, seat_bot), tapes, a, b = taping(4, n)
+    # the checked build's tapes (the fast build does not ask a market question with one
+    # possible answer, so its tapes lack answers the checked build asks for)
+    rec, rep = (kernel_build(fast.bots, True, m) for m in ("record", "replay"))
+    rec.run(R, P, by_agenda, seat_bot, 1, 0, n, n, a.arrays(n), tapes, threads=1)
+    assert columns(rules, a.arrays(n), 0, n)["game"].size == n  # legal answers: no error
+    tapes[7, 1:6] = [rules.agents + 1, 0, 0, 0, 0]  # game 7's first commitment
+    rep.run(R, P, by_agenda, seat_bot, 1, 0, n, n, b.arrays(n), tapes, threads=1)
+    with pytest.raises(FbsimError, match=r"game 7: an illegal bot decision at round 1, seat \d"):
+        columns(rules, b.arrays(n), 0, n)

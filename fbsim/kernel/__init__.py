@@ -159,9 +159,9 @@ def columns(rules: Rules, arrays: tuple, first_game: int, n_games: int) -> dict:
     """The record's columns (views into the kernel's arrays), or the first illegal decision."""
     G, SE, AS, DR = arrays
     errors = G[:, G_ERROR]
-    bad = np.flatnonzero(errors)
-    if bad.size:
-        raise _illegal(first_game, int(bad[0]), int(errors[bad[0]]))
+    if errors.any():  # (a strided column: any() reads it in place, flatnonzero copies it)
+        bad = int(np.flatnonzero(errors)[0])
+        raise _illegal(first_game, bad, int(errors[bad]))
     n, kinds, rounds = rules.players, len(rules.assets), rules.rounds
     out = Columns({GR.INDEX.name: np.arange(first_game, first_game + n_games, dtype=np.int64)})
     out.kernel_arrays = arrays

@@ -11,8 +11,9 @@ source, so that the terms' loops over the seats unroll) and counts the final Dia
 histogram H and the Dial at the end of each round into HR (one bin per ppm from `lo`,
 clipped at both ends). With `keep` (1) it writes them to Y[j, k] and X[j, k], every game's
 (what a paired count needs); without (0) Y and X are not written, and the game's moments are
-added to T at once (`moments_table`'s layout; T starts at zero: of a metric whose x is 1,
-only y's moments are added game by game, its x's being the games), so a plain count never
+added to T at once (`moments_table`'s layout; T, like H and HR, adds up over the calls of a
+block, from zero: of a metric whose x is 1, only y's moments are added game by game, its x's
+being the games), so a plain count never
 writes, nor reads back, a block's worth of per-game values. Its source is one straight line
 of calls per metric, written from the declarations
 (`fbsim.experiments.metrics.definitions.metrics`), so a metric is declared in one place only;
@@ -68,7 +69,8 @@ def source(terms: tuple[tuple[str, int, str, int], ...], players: int) -> str:
               "        g = G.shape[0]"]
     for k, (_, _, xf, _) in enumerate(terms):
         if xf == "one":
-            lines += [f"        T[{k}, 1] += g", f"        T[{k}, 5] += T[{k}, 0]",
+            # (x * y = y: the sum of y so far, of this call's games and those before it)
+            lines += [f"        T[{k}, 1] += g", f"        T[{k}, 5] = T[{k}, 0]",
                       f"        T[{k}, 6] += g"]
     return "\n".join(lines) + "\n"
 

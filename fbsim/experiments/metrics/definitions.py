@@ -227,11 +227,13 @@ class Measure:
         self.c = context(rules.masks, rules.first_player,
                          row_of_entry(lineup, bots))
         self.lo = np.int64(DIAL_HIST_LO)
+        # the sums of the block being measured (Dial histograms and moments), kept for the
+        # next block once `finish` has added them up and emptied them
+        self.idle: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def start(self, g: int) -> None:
         k = len(self.metrics)
         self.g = g
-        self.hists: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         if not self.per_game:
             return
         # [metrics, games] over memory laid out game by game: a game's terms are written
@@ -245,26 +247,36 @@ class Measure:
 
     def chunk(self, arrays: tuple, lo: int, hi: int) -> None:
         G, SE, DR = arrays
-        k = len(self.metrics)
-        hist = np.zeros(DIAL_BINS, dtype=np.int64)
-        rounds = np.zeros((self.rules.rounds, DIAL_BINS), dtype=np.int64)
-        T = np.zeros((k, 14), dtype=np.int64)
+        try:  # the block's sums: one set per chunk running at once (list.pop is atomic)
+            sums = self.idle.pop()
+        except IndexError:
+            sums = (np.zeros(DIAL_BINS, dtype=np.int64),
+                    np.zeros((self.rules.rounds, DIAL_BINS), dtype=np.int64),
+                    np.zeros((len(self.metrics), 14), dtype=np.int64))
+        hist, rounds, T = sums
         if self.per_game:
             y, x = self.yg[lo:hi], self.xg[lo:hi]
-        else:  # the games' moments go to T, this chunk's own (chunks run at once)
+        else:  # the games' moments go to T
             y = x = self.no_games
         self.fn(G[lo:hi], SE[lo:hi], DR[lo:hi], self.c, y, x, hist, rounds, self.lo,
                 np.int64(self.per_game), T)
-        self.hists.append((hist, rounds, T))  # list.append is atomic
+        self.idle.append(sums)  # for the block's next chunk (list.append is atomic)
 
     def finish(self) -> Block:
-        hist = sum((h for h, _, _ in self.hists), np.zeros(DIAL_BINS, dtype=np.int64))
-        rounds = sum((r for _, r, _ in self.hists),
-                     np.zeros((self.rules.rounds, DIAL_BINS), dtype=np.int64))
+        """The block's Block; its sums are emptied for the next block."""
+        sums, self.idle = self.idle, []
+        hist = np.zeros(DIAL_BINS, dtype=np.int64)
+        rounds = np.zeros((self.rules.rounds, DIAL_BINS), dtype=np.int64)
+        moments = np.zeros((len(self.metrics), 14), dtype=np.int64)
+        for h, r, t in sums:
+            hist += h
+            rounds += r
+            moments += t
+            for a in (h, r, t):
+                a.fill(0)
+        self.idle = sums
         if self.per_game:
             return Block(self.y, self.x, hist, rounds)
-        moments = sum((t for _, _, t in self.hists),
-                      np.zeros((len(self.metrics), 14), dtype=np.int64))
         return Block(None, None, hist, rounds, moments, self.g)
 
     def block(self, rec: dict) -> Block:
