@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 from fbsim.bench import tape_length
 from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup, parse_lineup
+from fbsim.game.shape import shape_of
 from fbsim.kernel import Records, bot_arrays, columns, simulate
 from fbsim.kernel import layout as KL
 from fbsim.kernel.build import build_for, kernel_build
-from fbsim.kernel.dispatch import DECISIONS, compiled_bots
+from fbsim.kernel.dispatch import compiled_bots
 from fbsim.kernel.lockstep import first_difference, kernel_view, visible
-from fbsim.policies import registry
 from fbsim.rules import load_rules, rules_vector
 from tests.strategies import lineup_st, rules_st, seed_st
 
@@ -173,9 +173,10 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
     too. The seat's own hidden state does reach its view."""
     rules = load_rules(players=players)
     lu = parse_lineup("random" if random_lineup else None)
-    build = build_for(lu)
-    K = build.module
     R = rules_vector(rules)
+    build = build_for(lu, shape=shape_of(R))
+    assert build.shape == shape_of(R)  # a build for the table's shape, as the games play
+    K = build.module
     P, by_agenda, seat_bot = bot_arrays(rules, lu, build)
     W = np.zeros(KL.W_SIZE, dtype=np.int64)
     deck_total, agenda_total = K.scratch_sizes(R)
@@ -191,16 +192,19 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
         for k in range(K.N_ROUND_STEPS):
             for s in range(players):
                 entry = int(W[KL.seat_index(KL.S_ENTRY, s)])
-                bot = registry()[build.bots[int(W[KL.seat_index(KL.S_BOT, s)])]]
+                bot = W[KL.seat_index(KL.S_BOT, s)]  # the build's id of the seat's bot
                 for d in decisions:
                     view = kernel_view(K, W, s, d)
                     other = kernel_view(K, perturbed(W, s, players, rnd), s, d)
                     assert not np.array_equal(view, other)  # the rivals' blocks did change
                     assert np.array_equal(visible(view, s), visible(other, s)), (r, k, s, d)
-                    fn = getattr(bot, DECISIONS[decisions.index(d)])
-                    a = fn(R, view, P[entry], np.int64(seed), np.int64(game))
-                    b = fn(R, other, P[entry], np.int64(seed), np.int64(game))
-                    assert np.array_equal(np.asarray(a), np.asarray(b)), (r, k, s, d)
+                    # the build's own compiled bot, as its games ask it
+                    a, b = np.zeros(6, dtype=np.int64), np.ones(6, dtype=np.int64)
+                    for ans, v in ((a, view), (b, other)):
+                        K.decide(np.int64(d), bot, R, v, P[entry], np.int64(seed),
+                                 np.int64(game), ans)
+                    n_ans = 5 if d == L.DP_COMMIT else 1
+                    assert np.array_equal(a[:n_ans], b[:n_ans]), (r, k, s, d)
                     checks += 1
                 mine = W.copy()
                 mine[KL.seat_index(L.V_MY_CAPITAL, s)] += 1 + rnd.randrange(9)
