@@ -204,7 +204,7 @@ def shaped(shape: tuple[int, ...]) -> bool:
     """Whether a fast build is compiled for tables of this shape (FBSIM_SHAPES: `standard`,
     the default rules' shapes at 3-6 players, which sweeps of any other rule keep; `all`,
     every shape; `none`). A build for one shape compiles once per shape (cached like any
-    build) and plays the same games about a fifth faster at 4 players (results/bench.md);
+    build) and plays the same games, the 4-player kernel about 16% faster (results/bench.md);
     rule sets of other shapes play the build for any shape."""
     setting = shapes_setting()
     if setting == "all":
