@@ -250,9 +250,7 @@ class Measure:
         try:  # the block's sums: one set per chunk running at once (list.pop is atomic)
             sums = self.idle.pop()
         except IndexError:
-            sums = (np.zeros(DIAL_BINS, dtype=np.int64),
-                    np.zeros((self.rules.rounds, DIAL_BINS), dtype=np.int64),
-                    np.zeros((len(self.metrics), 14), dtype=np.int64))
+            sums = self.zero_sums()
         hist, rounds, T = sums
         if self.per_game:
             y, x = self.yg[lo:hi], self.xg[lo:hi]
@@ -262,19 +260,19 @@ class Measure:
                 np.int64(self.per_game), T)
         self.idle.append(sums)  # for the block's next chunk (list.append is atomic)
 
+    def zero_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A block's sums at zero: the final Dial's histogram, each round's, the moments."""
+        return (np.zeros(DIAL_BINS, dtype=np.int64),
+                np.zeros((self.rules.rounds, DIAL_BINS), dtype=np.int64),
+                np.zeros((len(self.metrics), 14), dtype=np.int64))
+
     def finish(self) -> Block:
-        """The block's Block; its sums are emptied for the next block."""
-        sums, self.idle = self.idle, []
-        hist = np.zeros(DIAL_BINS, dtype=np.int64)
-        rounds = np.zeros((self.rules.rounds, DIAL_BINS), dtype=np.int64)
-        moments = np.zeros((len(self.metrics), 14), dtype=np.int64)
-        for h, r, t in sums:
-            hist += h
-            rounds += r
-            moments += t
-            for a in (h, r, t):
-                a.fill(0)
-        self.idle = sums
+        """The block's Block (every chunk measured); its sums are emptied for the next."""
+        hist, rounds, moments = self.zero_sums()
+        for sums in self.idle:
+            for total, part in zip((hist, rounds, moments), sums, strict=True):
+                total += part
+                part.fill(0)
         if self.per_game:
             return Block(self.y, self.x, hist, rounds)
         return Block(None, None, hist, rounds, moments, self.g)
