@@ -917,7 +917,9 @@ def main_callback(
         "--version", callback=version_callback, is_eager=True,
         help="Print the version and exit.")] = None,
 ):
-    pass
+    from fbsim.kernel.settings import shapes_setting
+
+    shapes_setting()  # a bad FBSIM_SHAPES stops every command before it writes anything
 
 
 RESUMABLE = {"sweep", "experiment", "exploit", "equilibrium", "tune", "report"}

@@ -355,3 +355,18 @@ def test_a_failed_write_is_one_line_naming_the_file(capsys, tmp_path, monkeypatc
     code, _, err = run(capsys, "simulate", "--games", "200", "-q", "--out", target)
     assert code == 2
     assert err.splitlines() == [f"fbsim: error: {target}: {error.strerror}"]
+
+
+def test_a_bad_fbsim_shapes_stops_every_command_before_it_writes(tmp_path, capsys,
+                                                                  monkeypatch):
+    """FBSIM_SHAPES (which tables get a build for their shape): a bad value is one line on
+    stderr and exit 2 before a command starts, so a sweep leaves no folder behind."""
+    monkeypatch.setenv("FBSIM_SHAPES", "sometimes")
+    out = tmp_path / "out"
+    code, _, err = run(capsys, "sweep", "--games", 100, "--out", out, "-q")
+    assert code == 2 and not out.exists()
+    assert err.strip().splitlines() == [
+        "fbsim: error: FBSIM_SHAPES='sometimes': expected one of standard, all, none"]
+    monkeypatch.setenv("FBSIM_SHAPES", "None")  # any case, as the other values
+    code, _, err = run(capsys, "rules", "--hash")
+    assert code == 0, err

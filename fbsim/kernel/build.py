@@ -30,7 +30,6 @@ takes the GIL); every game's record depends only on (rules, lineup, seed, game i
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -40,16 +39,13 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from fbsim.errors import UsageError
 from fbsim.game.jit import generated_module
 from fbsim.game.lineup import Lineup
 from fbsim.game.shape import shape_of
 from fbsim.kernel import dispatch
+from fbsim.kernel.settings import checked_default, shapes_setting
 
 SPECIALISE_MAX = 4  # builds of at most this many bots are specialised (`build_for`)
-CHECKED_ENV = "FBSIM_CHECKED"  # "1": every run uses checked builds
-SHAPES_ENV = "FBSIM_SHAPES"  # which tables' shapes get fast builds of their own (`shaped`)
-SHAPES_SETTINGS = ("standard", "all", "none")
 _BEGIN, _END = "# build:begin\n", "# build:end\n"
 
 
@@ -160,10 +156,6 @@ def kernel_build(bots: tuple[str, ...] | None = None, checked: bool = False,
     return Build(bots, checked, mode, generated_module(f"fbsim_kernel_{digest}", src), shape)
 
 
-def checked_default() -> bool:
-    return os.environ.get(CHECKED_ENV, "") not in ("", "0")
-
-
 def build_for(lineup: Lineup, checked: bool | None = None, mode: str = "play",
               shape: tuple[int, ...] | None = None) -> Build:
     """The build a lineup plays: the default lineup's bots plus the lineup's own when that
@@ -181,15 +173,6 @@ def build_for(lineup: Lineup, checked: bool | None = None, mode: str = "play",
         bots = order
     one_shape = shape is not None and not checked and bots != order and shaped(shape)
     return kernel_build(bots, checked, mode, tuple(shape) if one_shape else None)
-
-
-def shapes_setting() -> str:
-    """FBSIM_SHAPES: which tables' shapes get builds of their own (SHAPES_SETTINGS)."""
-    value = os.environ.get(SHAPES_ENV, "").strip().lower() or "standard"
-    if value not in SHAPES_SETTINGS:
-        raise UsageError(f"{SHAPES_ENV}={value!r}: expected one of "
-                         f"{', '.join(SHAPES_SETTINGS)}")
-    return value
 
 
 @cache
