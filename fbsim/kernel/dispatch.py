@@ -82,23 +82,21 @@ def source(names: tuple[str, ...], mode: str) -> str:
         if mode == "play":
             lines += head + _ask(d, names)
             continue
-        if mode == "replay" or probed is not None:
-            if d == probed:
-                lines += ["", "", "@shared_inline", f"def _ask_{d}(bot, R, V, P, seed, game):"]
-                lines += _ask(d, names)
-            lines += head
-            if d == probed:  # asked on the side; the tape's answer is played
-                lines += [f"    {vals} = _ask_{d}(bot, R, V, P, seed, game)",
-                          "    T[T.shape[0] - 2] += 1",
-                          "    T[T.shape[0] - 1] += " + " + ".join(f"a{i}" for i in range(k))]
-            lines += ["    c = T[0]", f"    T[0] = c + {k}"]
-            lines.append("    return " + ", ".join(f"T[c + {i + 1}]" for i in range(k)))
+        if mode == "record" or d == probed:  # the bots are asked, then the tape written/read
+            lines += ["", "", "@shared_inline", f"def _ask_{d}(bot, R, V, P, seed, game):"]
+            lines += _ask(d, names)
+        lines += head
+        if mode == "record":
+            lines += [f"    {vals} = _ask_{d}(bot, R, V, P, seed, game)", "    c = T[0]"]
+            lines += [f"    T[c + {i + 1}] = a{i}" for i in range(k)]
+            lines += [f"    T[0] = c + {k}", f"    return {vals}"]
             continue
-        lines += ["", "", "@shared_inline", f"def _ask_{d}(bot, R, V, P, seed, game):"]
-        lines += _ask(d, names)
-        lines += head + [f"    {vals} = _ask_{d}(bot, R, V, P, seed, game)", "    c = T[0]"]
-        lines += [f"    T[c + {i + 1}] = a{i}" for i in range(k)]
-        lines += [f"    T[0] = c + {k}", f"    return {vals}"]
+        if d == probed:  # asked on the side; the tape's answer is played
+            lines += [f"    {vals} = _ask_{d}(bot, R, V, P, seed, game)",
+                      "    T[T.shape[0] - 2] += 1",
+                      "    T[T.shape[0] - 1] += " + " + ".join(f"a{i}" for i in range(k))]
+        lines += ["    c = T[0]", f"    T[0] = c + {k}"]
+        lines.append("    return " + ", ".join(f"T[c + {i + 1}]" for i in range(k)))
     return "\n".join(lines) + "\n"
 
 
