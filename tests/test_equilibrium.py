@@ -216,7 +216,7 @@ SMALL = ["--cell-games", "300", "--generations", "1", "--population", "3", "--se
 
 def test_equilibrium_end_to_end_writes_the_field_and_summary_and_resumes(capsys, tmp_path,
                                                                           monkeypatch):
-    from fbsim.experiments.search import equilibrium
+    from fbsim.experiments.search.equilibrium import team as equilibrium
 
     monkeypatch.setattr(equilibrium, "LEAKAGE_GAMES", 60)
     out = tmp_path / "eq"
@@ -334,7 +334,7 @@ def test_players_in_a_lineup_path_stands_for_the_table_size(tmp_path, capsys):
 def test_an_extended_search_equals_one_run_of_as_many_iterations(tmp_path, monkeypatch):
     """Stopping a search after one iteration and resuming it for a second gives the state of
     a search run for two iterations at once (populations, payoff table, iterations, games)."""
-    from fbsim.experiments.search import equilibrium as eq
+    from fbsim.experiments.search.equilibrium import team as eq
 
     monkeypatch.setattr(eq, "LEAKAGE_GAMES", 40)
     # no audits: a run that stops early audits the field it would answer with then
@@ -352,7 +352,7 @@ def test_an_extended_search_equals_one_run_of_as_many_iterations(tmp_path, monke
 
 
 def test_an_unconverged_search_answers_with_its_least_exploitable_field(tmp_path):
-    from fbsim.experiments.search import equilibrium as eq
+    from fbsim.experiments.search.equilibrium import team as eq
 
     s = eq.Search(3, tmp_path, 0, eq.Budget(iterations=3), None, {})
     gains = [[0.10, 0.02, 0.0], [0.04, 0.05, 0.01], [0.2, 0.0, 0.0]]
@@ -369,7 +369,7 @@ def test_an_audit_that_finds_a_larger_gain_moves_the_choice(tmp_path):
     """A field's deviation gain is the largest any search confirmed against it: an audit
     that finds more than the iteration's own search replaces its figure and moves the
     choice to the next least exploitable field."""
-    from fbsim.experiments.search import equilibrium as eq
+    from fbsim.experiments.search.equilibrium import team as eq
 
     s = eq.Search(3, tmp_path, 0, eq.Budget(iterations=3, audits=2), None, {})
     gains = [[0.10, 0.02, 0.0], [0.04, 0.05, 0.01], [0.2, 0.0, 0.0]]
@@ -396,7 +396,7 @@ def test_an_audit_that_finds_a_larger_gain_moves_the_choice(tmp_path):
 def test_best_responses_search_from_every_start_and_keep_the_best(tmp_path, monkeypatch):
     """Each start gets its own search (its own seeds), the finalists of all starts are
     compared on a seed no search played, and the best one is returned with its start."""
-    from fbsim.experiments.search import equilibrium as eq
+    from fbsim.experiments.search.equilibrium import team as eq
 
     s = eq.Search(3, tmp_path, 0, eq.Budget(generations=2, population=3, starts=3), None, {})
     played = []
@@ -475,7 +475,7 @@ def test_the_planner_space_contains_the_tunable_bot(data):
 def test_exploits_search_is_a_start_in_the_tunable_bots_space(tmp_path, monkeypatch):
     """The "exploit-search" start searches `fbsim exploit`'s own space (the tunable bot's
     parameters, from its preset) and scores each candidate as the planner that plays it."""
-    from fbsim.experiments.search import equilibrium as eq
+    from fbsim.experiments.search.equilibrium import team as eq
     from fbsim.experiments.search.exploit import PRESETS
 
     s = eq.Search(3, tmp_path, 0, eq.Budget(generations=1, population=3), None, {})
@@ -498,7 +498,7 @@ def test_exploits_search_is_a_start_in_the_tunable_bots_space(tmp_path, monkeypa
 def test_a_search_resumes_with_more_iterations_audits_or_other_starts(tmp_path):
     """The budget's iterations, audits and starts may change between runs of one search
     (each iteration records its starts); anything else is another search."""
-    from fbsim.experiments.search import equilibrium as eq
+    from fbsim.experiments.search.equilibrium import team as eq
 
     s = eq.Search(3, tmp_path, 0, eq.Budget(iterations=2, audits=1, starts=3), None, {})
     s.state["iterations"] = [{"mark": 1}]
@@ -530,7 +530,7 @@ def test_a_strategy_found_later_that_beats_an_earlier_field_moves_the_choice(tmp
     """A field's exploitability counts what a strategy of the population (found after it)
     gains against it in the payoff table, not only the searches run against it: a field
     whose own search found little is not chosen when a later strategy beats it."""
-    from fbsim.experiments.search import equilibrium as eq
+    from fbsim.experiments.search.equilibrium import team as eq
 
     s = eq.Search(3, tmp_path, 0, eq.Budget(iterations=2), None, {})
     later_strategy_state(s, eq)
@@ -550,7 +550,7 @@ def test_an_audit_starts_from_the_populations_strongest_strategy_and_keeps_it(tm
     """An audit searches from the population's strongest strategy against the field (by
     the payoff table) among its starts, and keeps every start itself among the finalists:
     a strategy already known to beat the field is never missed."""
-    from fbsim.experiments.search import equilibrium as eq
+    from fbsim.experiments.search.equilibrium import team as eq
 
     s = eq.Search(3, tmp_path, 0, eq.Budget(iterations=2, generations=1, population=3),
                   None, {})

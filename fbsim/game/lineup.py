@@ -359,10 +359,25 @@ def lineup_from_toml(doc: Mapping, source: str = "lineup", players: int | None =
         [[agendas.steward.mixture]]
         weight = 0.3
         buy = 0
+
+    How the mixtures are drawn, one key before the tables (`fbsim.policies.field`):
+
+        draw = "seat"     # every seat draws its own planner: the game as played
+        draw = "agenda"   # one draw per Agenda, shared by its seats: a team
+
+    A file with mixtures and no `draw` key is read as "agenda" (the files written before
+    the key existed were all solved as team games).
     """
+    from fbsim.policies.field import DRAWS
+
+    keys = ("agendas", "seats", "draw")
     for k in doc:
-        if k not in ("agendas", "seats"):
-            raise UsageError(f"{source}: {k}: unknown key" + _suggest(k, ("agendas", "seats")))
+        if k not in keys:
+            raise UsageError(f"{source}: {k}: unknown key" + _suggest(k, keys))
+    how = doc.get("draw", "agenda")
+    if how not in DRAWS:
+        raise UsageError(f"{source}: draw: expected one of " + ", ".join(
+            f'"{d}"' for d in DRAWS) + f", got {_cut(how)}")
     by_agenda = {a: Entry.make(b) for a, b in DEFAULT_BY_AGENDA.items()}
     seats: dict[int, Entry] = {}
     for table in ("agendas", "seats"):
@@ -388,7 +403,21 @@ def lineup_from_toml(doc: Mapping, source: str = "lineup", players: int | None =
     for e in list(by_agenda.values()) + list(seats.values()):
         if e.bot == "scripted":
             raise UsageError(f"{source}: the scripted bot plays only from a script")
-    return Lineup(by_agenda, seats)
+
+    def drawn(e: Entry) -> Entry:
+        return e.with_params({"draw": DRAWS[how]}) if e.bot == "field" else e
+
+    if "draw" in doc and not any(e.bot == "field" for e in [*by_agenda.values(),
+                                                             *seats.values()]):
+        raise UsageError(f"{source}: draw: this lineup has no mixture to draw")
+    return Lineup({a: drawn(e) for a, e in by_agenda.items()},
+                  {s: drawn(e) for s, e in seats.items()})
+
+
+def _cut(value: Any, width: int = 40) -> str:
+    """A value as an error message shows it (long ones cut)."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _mixture_entry(value: Mapping, where: str) -> Entry:
@@ -423,7 +452,7 @@ def _mixture_entry(value: Mapping, where: str) -> Entry:
         comps.append((float(weight), params))
     total = sum(wt for wt, _ in comps)
     full = [(wt / total, Entry.make("planner", p).as_dict()) for wt, p in comps]
-    return Entry.make("field", field_params(full))
+    return Entry.make("field", field_params(full))  # its draw: the file's (`lineup_from_toml`)
 
 
 def _entry_from_value(value: Any, where: str) -> Entry:
@@ -475,7 +504,15 @@ def lineup_to_toml(lineup: Lineup, comments: list[str] = ()) -> str:
     """A lineup file (read back by `lineup_from_file` to the same lineup): comment lines,
     then every Agenda's entry and the seat overrides; a field's mixture in its readable
     form (an array of tables, after the table of the plain entries)."""
+    from fbsim.policies.field import draw_name
+
     lines = [f"# {c}" if c else "#" for c in comments]
+    draws = {draw_name(e.as_dict()) for e in [*lineup.by_agenda.values(),
+                                              *lineup.seats.values()] if e.bot == "field"}
+    if len(draws) > 1:
+        raise ValueError("a lineup file draws every mixture one way: seat or agenda, not both")
+    if draws:
+        lines += ["", f'draw = "{draws.pop()}"']
     for table, items in (("agendas", list(lineup.by_agenda.items())),
                          ("seats", sorted(lineup.seats.items()))):
         plain = [(k, e) for k, e in items if e.bot != "field"]

@@ -1,15 +1,22 @@
 """`field`: a mixed strategy, up to `COMPONENTS` planners with weights.
 
-At the start of each game, every Agenda's field draws one of its components with
-probability proportional to `w0` .. `w5`, from the game's own random numbers (seed, game and
-the player's own Agenda: every seat holding that Agenda plays the same component in that game,
-and the draw is the same in both engines). The component's parameters are the `planner`
+At the start of each game, a field draws one of its components with probability proportional
+to `w0` .. `w5`, from the game's own random numbers, in one of two ways (`draw`):
+
+- `draw = 1` ("seat", the default): every seat draws its own component, from (seed, game,
+  its seat, its Agenda), independently of the other seats. This is the game as it is played:
+  each player chooses alone, and players of one Agenda are rivals for one win (R-E3, R-E4).
+- `draw = 0` ("agenda"): one draw per Agenda and game, from (seed, game, the Agenda), shared
+  by every seat holding that Agenda: the players of an Agenda act as one team. The fields of
+  the team equilibrium are played this way.
+
+Either way the draw is the same in both engines. The component's parameters are the `planner`
 bot's, prefixed `c<k>_` (`c0_aim`, `c1_greed`, ...). This is how an equilibrium found by
 `fbsim equilibrium` is played: a field file (`results/equilibrium/p4.toml`) is a lineup whose
 Agendas play this bot, written in a readable form (`fbsim.game.lineup`: `mixture`).
 
-The draw uses only the player's own Agenda and the game's coordinates, so the bot still
-decides from its own view (R-I3).
+The draw uses only the player's own seat and Agenda and the game's coordinates, so the bot
+still decides from its own view (R-I3).
 """
 
 from __future__ import annotations
@@ -31,19 +38,24 @@ from fbsim.policies.planner import (
 
 COMPONENTS = 6
 WIDTH = len(PARAMS)  # parameters per component
+P_DRAW = COMPONENTS + COMPONENTS * WIDTH  # after the weights and the components (`_params`)
+DRAW_AGENDA, DRAW_SEAT = 0, 1
+DRAWS = {"agenda": DRAW_AGENDA, "seat": DRAW_SEAT}  # the lineup files' `draw` key
 
 
 @shared
-def component(P, seed, game, agenda):
-    """The offset in P of the component this Agenda plays in this game (drawn afresh: see
-    `chosen`)."""
+def component(P, seed, game, agenda, seat):
+    """The offset in P of the component that this seat, holding this Agenda, plays in this
+    game (drawn afresh: see `chosen`). Drawn per seat (`P[P_DRAW]` = DRAW_SEAT, 1) or once per
+    Agenda (DRAW_AGENDA, 0: the seat is left out of the draw's coordinates)."""
     total = 0.0
     for k in range(COMPONENTS):
         if P[k] > 0.0:
             total += P[k]
     if total <= 0.0:
         return COMPONENTS
-    u = draw(seed, game, 0, agenda, L.PURPOSE_FIELD, 0) * (total / 4294967296.0)
+    who = seat + 1 if P[P_DRAW] >= 0.5 else 0  # 0: the Agenda's one draw (as ever)
+    u = draw(seed, game, who, agenda, L.PURPOSE_FIELD, 0) * (total / 4294967296.0)
     acc = 0.0
     last = 0
     for k in range(COMPONENTS):
@@ -62,7 +74,7 @@ def chosen(V, P, seed, game):
     game; drawing it at each of a game's hundred decisions was a fifth of a field's time)."""
     o = memo(V)
     if o == L.NO_MEMO:
-        o = component(P, seed, game, mine(V, L.V_MY_AGENDA))
+        o = component(P, seed, game, mine(V, L.V_MY_AGENDA), V[L.V_SEAT])
         keep_memo(V, o)
     return o
 
@@ -97,7 +109,9 @@ def _params() -> tuple[Param, ...]:
                     for k in range(COMPONENTS))
     comps = tuple(Param(f"c{k}_{p.name}", p.default, f"component {k}: {p.help}", p.lo, p.hi)
                   for k in range(COMPONENTS) for p in PARAMS)
-    return weights + comps
+    how = Param("draw", DRAW_SEAT, "1: every seat draws its own component (the game as "
+                "played); 0: one draw per Agenda, shared by its seats (a team)", 0, 1)
+    return weights + comps + (how,)
 
 
 def component_params(values: dict[str, float]) -> list[tuple[float, dict[str, float]]]:
@@ -112,8 +126,10 @@ def component_params(values: dict[str, float]) -> list[tuple[float, dict[str, fl
     return out
 
 
-def field_params(components: list[tuple[float, dict[str, float]]]) -> dict[str, float]:
-    """The inverse of `component_params`: a field entry's parameters."""
+def field_params(components: list[tuple[float, dict[str, float]]], draw: str = "seat"
+                 ) -> dict[str, float]:
+    """The inverse of `component_params`: a field entry's parameters (`draw`: "seat" or
+    "agenda", `DRAWS`)."""
     if not 1 <= len(components) <= COMPONENTS:
         raise ValueError(f"a field mixes 1 to {COMPONENTS} strategies, got {len(components)}")
     out: dict[str, float] = {}
@@ -122,7 +138,14 @@ def field_params(components: list[tuple[float, dict[str, float]]]) -> dict[str, 
         out.update({f"c{k}_{name}": float(v) for name, v in params.items()})
     for k in range(len(components), COMPONENTS):
         out[f"w{k}"] = 0.0
+    out["draw"] = float(DRAWS[draw])
     return out
+
+
+def draw_name(values: dict[str, float]) -> str:
+    """A field entry's draw as the lineup files name it ("seat" or "agenda")."""
+    code = int(values.get("draw", DRAW_SEAT))
+    return next(k for k, v in DRAWS.items() if v == code)
 
 
 BOT = BotSpec(
@@ -134,7 +157,7 @@ BOT = BotSpec(
     market=market,
     accuse=accuse,
     cornered=cornered,
-    listed=tuple(f"w{k}" for k in range(COMPONENTS)),
+    listed=tuple(f"w{k}" for k in range(COMPONENTS)) + ("draw",),
     note=f"c<k>_<param> (k = 0..{COMPONENTS - 1}): component k's `planner` parameter <param>, "
          "with the planner's range and default (`planner` above)",
 )

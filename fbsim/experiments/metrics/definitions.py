@@ -161,6 +161,32 @@ def metrics(players: int, bots: tuple[str, ...]) -> list[Metric]:
     return out
 
 
+def deal_metrics(players: int) -> list[Metric]:
+    """A player's chance to win given the Agenda dealt, the measure of a game won by one
+    player (R-E3, R-E4): for each Agenda a, `player_win_{a}` = the wins of a's holders over
+    the seats dealt a (a seat's chance, averaged over the seats and deals; fair share
+    1 / players when nobody's Agenda favours them); `player_win_{a}_k{k}` the same over the
+    games where exactly k seats hold a (its x adds up k per such game); and for each seat s, `seat_win_{s}_{a}`: seat s's wins over the games it holds a (what a
+    single seat's deviation changes, `fbsim.experiments.search.deviation`). Not among the
+    sweep tables' metrics: the searches and summaries that ask for them count them."""
+    from fbsim.experiments.metrics.per_game import DEAL_BASE
+
+    out = []
+    for i, a in enumerate(L.AGENDA_NAMES):
+        out.append(Metric(f"player_win_{a}", None, f"A {a}'s chance to win", "pct",
+                          y=Term("winner_agenda", i), x=Term("seats_dealt", i)))
+        for k in range(1, players + 1):
+            arg = DEAL_BASE * k + i
+            out.append(Metric(f"player_win_{a}_k{k}", None,
+                              f"A {a}'s chance to win, {k} at the table", "pct",
+                              y=Term("winner_agenda_dealt", arg), x=Term("seats_dealt_if", arg)))
+        for s in range(players):
+            arg = DEAL_BASE * s + i
+            out.append(Metric(f"seat_win_{s}_{a}", None, f"Seat {s}'s chance to win as {a}",
+                              "pct", y=Term("seat_won_as", arg), x=Term("seat_dealt_as", arg)))
+    return out
+
+
 def deck_share(rules: Rules, agenda: str) -> float:
     """An Agenda's expected share of the seats, from the deck (R-S4): the fair share of a
     win rate before any game is played."""

@@ -127,6 +127,39 @@ def winner_row(G, SE, j, n, c, a):
     return 1 if w >= 0 and c[C_ROW + SE[j, SE_BOT, w]] == a else 0
 
 
+# ---------------------------------------------------------------- a player's chance, by deal
+# The argument packs an Agenda and a count or a seat: a = DEAL_BASE * k + agenda.
+
+DEAL_BASE = 4  # above the Agendas' codes (0..2)
+
+
+@shared_inline
+def winner_agenda_dealt(G, SE, j, n, c, a):
+    """1 if the winner holds Agenda a % DEAL_BASE and exactly a // DEAL_BASE seats hold it."""
+    return winner_agenda(G, SE, j, n, c, a % DEAL_BASE) if seats_dealt(
+        G, SE, j, n, c, a % DEAL_BASE) == a // DEAL_BASE else 0
+
+
+@shared_inline
+def seats_dealt_if(G, SE, j, n, c, a):
+    """The seats holding Agenda a % DEAL_BASE when there are exactly a // DEAL_BASE, else 0."""
+    k = seats_dealt(G, SE, j, n, c, a % DEAL_BASE)
+    return k if k == a // DEAL_BASE else 0
+
+
+@shared_inline
+def seat_won_as(G, SE, j, n, c, a):
+    """1 if seat a // DEAL_BASE holds Agenda a % DEAL_BASE and wins (R-E3, R-E4)."""
+    s = a // DEAL_BASE
+    return 1 if G[j, G_WINNER] == s and SE[j, SE_AGENDA, s] == a % DEAL_BASE else 0
+
+
+@shared_inline
+def seat_dealt_as(G, SE, j, n, c, a):
+    """1 if seat a // DEAL_BASE holds Agenda a % DEAL_BASE (R-S4)."""
+    return 1 if SE[j, SE_AGENDA, a // DEAL_BASE] == a % DEAL_BASE else 0
+
+
 # ---------------------------------------------------------------- sums over seats
 
 

@@ -79,7 +79,7 @@ def prepare(client) -> int:
     return max(1, len(client.scheduler_info().get("workers", {})))
 
 
-def _results(client, progress):
+def task_results(client, progress):
     """A function of tasks yielding (task, tallies) for each: in this process, one after the
     other, or on the cluster as they complete."""
     if client is None:
@@ -106,5 +106,5 @@ def run_tasks(client, spec: SweepSpec, todo: list[Point], by_index: dict[int, Po
     """Play the unfinished points, in-process (client None) or on the cluster; calls
     `on_point(point, tally)` as each point completes. Returns the games played."""
     workers = prepare(client) if client is not None else 1
-    return run_points(spec, todo, by_index, _results(client, progress), workers, task_games,
+    return run_points(spec, todo, by_index, task_results(client, progress), workers, task_games,
                       threads, progress, on_point, remote=client is not None)

@@ -22,10 +22,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from fbsim.experiments.metrics.definitions import bot_rows
+from fbsim.experiments.metrics.definitions import bot_rows, deal_metrics, metrics
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run import prewarm
 from fbsim.experiments.run.spec import Point, SweepSpec
+from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup
 from fbsim.rules import Rules
 
@@ -183,27 +184,43 @@ class Task:
     points: tuple[Point, ...]  # the points (possibly including the baseline) to count
     threads: int | None = None
     bots: tuple[str, ...] | None = None  # the per-bot rows (default: of these points)
+    metrics: str = "sweep"  # which metrics: "sweep" (the tables') or "deal" (`tally`)
 
     def rows(self) -> tuple[str, ...]:
         if self.bots is not None:
             return self.bots
         return bot_rows(self.baseline.lineup, *(p.lineup for p in self.points))
 
+    def tally(self, rules: Rules, paired: bool, per_game: bool | None = None) -> Tally:
+        """A tally of this task's metrics: the sweep tables' (`metrics`), or "deal": who
+        wins and a player's chance by the Agenda dealt (`deal_metrics`: the single-seat
+        searches')."""
+        if self.metrics == "deal":
+            return Tally(rules.players, rules.rounds, paired, self.rows(),
+                         metric_list=search_metrics(rules.players), per_game=per_game)
+        return Tally.for_rules(rules, paired=paired, bots=self.rows(), per_game=per_game)
+
     @property
     def games(self) -> int:
         return self.n * len(self.points)
 
 
+def search_metrics(players: int) -> list:
+    """The metrics a single-seat search counts: each Agenda's win, the games nobody wins,
+    Collapse, and a player's chance by the Agenda dealt (`deal_metrics`)."""
+    keep = {f"win_{a}" for a in L.AGENDA_NAMES} | {"everyone_loses", "collapse"}
+    return [m for m in metrics(players, ()) if m.key in keep] + deal_metrics(players)
+
+
 def count_task(task: Task, progress: Progress | None = None) -> dict[int, Tally]:
     """One `Tally` per point of the task: its games counted, each paired game by game with
     the baseline's same games (played once for the whole task)."""
-    bots = task.rows()
-    out = {p.index: Tally.for_rules(p.rules, paired=True, bots=bots) for p in task.points}
+    out = {p.index: task.tally(p.rules, paired=True) for p in task.points}
     others = [p for p in task.points if p.index != task.baseline.index]
     b = task.baseline
     arms = [Arm(b.rules, b.lineup)] + [Arm(p.rules, p.lineup) for p in others]
     # measures the baseline's games, game by game (the points' tallies pair with them)
-    counter = Tally.for_rules(b.rules, bots=bots, per_game=True)
+    counter = task.tally(b.rules, paired=False, per_game=True)
 
     def consume(first: int, recs: list[dict]) -> None:
         base = counter.measure(recs[0], b.rules, b.lineup)

@@ -46,18 +46,21 @@ def _snap(x: np.ndarray, dims: Sequence[Dim]) -> np.ndarray:
 
 def cem(score: Callable[[list[dict[str, float]], int], Sequence[float]], dims: Sequence[Dim],
         generations: int = 8, population: int = 16, elite: float = 0.25, seed: int = 0,
-        smoothing: float = 0.7, min_sigma: float = 0.02, on_generation=None) -> SearchResult:
+        smoothing: float = 0.7, min_sigma: float = 0.02, on_generation=None,
+        spread: float = 0.25) -> SearchResult:
     """Maximise `score(candidates, generation) -> one score per candidate`.
 
-    `min_sigma` is a share of each dimension's range below which its spread does not shrink
-    (so that noise cannot freeze the search early).
+    `spread` is the first generation's spread, a share of each dimension's range (a search
+    from a strong start in a wide box looks near it first); `min_sigma` is a share of each
+    dimension's range below which its spread does not shrink (so that noise cannot freeze
+    the search early).
     """
     rng = np.random.default_rng(seed)
     lo = np.array([d.lo for d in dims], dtype=float)
     hi = np.array([d.hi for d in dims], dtype=float)
     span = np.where(hi > lo, hi - lo, 1.0)
     mean = np.array([d.start if d.start is not None else (d.lo + d.hi) / 2 for d in dims])
-    sigma = span / 4
+    sigma = span * spread
     n_elite = max(1, int(round(population * elite)))
     res = SearchResult(best={}, best_score=-np.inf)
     for gen in range(generations):

@@ -1,4 +1,9 @@
-"""`fbsim equilibrium`: balance measured at an equilibrium of strong strategies.
+"""`fbsim equilibrium --draw agenda`: the team game, every seat of an Agenda one player.
+
+In this game each game draws one strategy per Agenda, shared by every seat holding it, and an
+Agenda's win is what counts: the players of an Agenda cooperate. It answers a designer who
+asks what happens when they do; the game as played, won by one player, is solved by
+`fbsim.experiments.search.equilibrium.trainer`.
 
 A population-based search in the manner of PSRO / double oracle (Lanctot et al. 2017), over
 the `planner` bot's strategy space, one population per Agenda:
@@ -62,8 +67,9 @@ from fbsim.experiments.run.sweep import run_sweep
 from fbsim.experiments.search.cem import Dim, cem
 from fbsim.experiments.search.meta import payoffs, solve
 from fbsim.game import layout as L
-from fbsim.game.lineup import Entry, Lineup, lineup_to_toml
-from fbsim.policies.field import COMPONENTS, field_params
+from fbsim.experiments.search.equilibrium import fields
+from fbsim.experiments.search.equilibrium.fields import planner
+from fbsim.game.lineup import Lineup, lineup_to_toml
 
 STATE_VERSION = 2  # 2: best responses from several starts, audits of the chosen field
 AGENDAS = L.AGENDA_NAMES  # steward, opportunist, accelerationist: the roles, in order
@@ -136,22 +142,9 @@ class Budget:
                 raise UsageError(f"{flag}: 1 to {hi}, got {v}")
 
 
-def planner(params: dict) -> Entry:
-    return Entry.make("planner", params)
-
-
-def field_entry(strategies: list[dict], weights: np.ndarray) -> Entry:
-    """A field entry mixing the strategies of positive weight (at most COMPONENTS, the
-    heaviest, renormalised)."""
-    order = [i for i in np.argsort(-weights, kind="stable") if weights[i] > 0][:COMPONENTS]
-    total = float(sum(weights[i] for i in order))
-    comps = [(round(float(weights[i]) / total, 6), planner(strategies[i]).as_dict())
-             for i in order]
-    return Entry.make("field", field_params(comps))
-
-
 def field_lineup(pops: dict[str, list[dict]], mix: dict[str, list[float]]) -> Lineup:
-    return Lineup({a: field_entry(pops[a], np.asarray(mix[a])) for a in AGENDAS})
+    """The team game's field: one draw per Agenda, shared by its seats."""
+    return fields.field_lineup(pops, mix, "agenda")
 
 
 def search_seed(base: int, it: int, agenda: str) -> int:
@@ -603,7 +596,8 @@ class Search:
         for r in agendas.values():  # the seats' share, over the games somebody wins
             r["seat_share"] = r["fair"]
             r["fair"] = fair_win_rate(r["seat_share"], measures["everyone_loses"]["rate"])
-        return {"agendas": agendas, "iterations": len(its), "field_iteration": chosen,
+        return {"draw": "agenda", "agendas": agendas, "iterations": len(its),
+                "field_iteration": chosen,
                 "audited": sorted(int(k) for k in self.state.get("audits", {})),
                 "games": self.state["games"], "converged": self.converged(),
                 "tolerance": self.budget.tolerance, "stability": self.budget.stability,
@@ -706,7 +700,7 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
 
 def write_summary_md(out: Path, doc: dict) -> Path:
     """OUT/summary.md: the summary in words and numbers, per table size."""
-    lines = ["# Balance at an equilibrium of strong strategies", "",
+    lines = ["# Balance at a team equilibrium (every seat of an Agenda one player)", "",
              "Found by `fbsim equilibrium` (see the README: a PSRO-style search over the "
              "`planner` bot's strategies, one population per Agenda). Win rates are those of "
              "the field (the mixture) on a fresh seed; the deviation gain is the best response "

@@ -1,0 +1,118 @@
+"""The single-seat search's state: typed records, saved as JSON after every step.
+
+`State` holds the populations (planner strategies per Agenda), the current mixture, one
+`Iteration` per finished iteration, the `Audit`s of chosen fields, the games played, and the
+finished parts of the iteration under way (`pending`), so that a search killed at any point
+resumes where it stopped and plays, and counts, every game once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from fbsim.errors import UsageError
+from fbsim.game import layout as L
+
+STATE_VERSION = 1
+AGENDAS = L.AGENDA_NAMES
+
+
+@dataclass
+class Response:
+    """A best response of one Agenda and its confirmed gain (`deviation.Gain.as_dict`)."""
+
+    strategy: dict
+    start: str
+    gain: dict
+
+
+@dataclass
+class Iteration:
+    iteration: int
+    population: dict[str, int]  # the populations' sizes when it was played
+    mixture: dict[str, list[float]]  # the field: weights over each population
+    payoffs: dict[str, list[float | None]]  # the last meta step's (None: not evaluated)
+    meta_regret: dict[str, float]
+    field: dict  # the field's numbers on the confirmation games (`deviation.FieldStats`)
+    responses: dict[str, Response]
+
+    def worst(self) -> float:
+        """The largest seat deviation gain confirmed against this field (upper ends)."""
+        return max(r.gain["ci"][1] for r in self.responses.values())
+
+
+@dataclass
+class Audit:
+    """New best responses against one iteration's field, on fresh seeds, confirmed on fresh
+    games: one seat (`seat`) and every seat of the Agenda (`team`)."""
+
+    iteration: int
+    field: dict
+    seat: dict[str, Response]
+    team: dict[str, Response]
+
+    def worst(self) -> float:
+        return max(r.gain["ci"][1] for r in self.seat.values())
+
+
+@dataclass
+class State:
+    config: dict
+    populations: dict[str, list[dict]]
+    mixture: dict[str, list[float]]
+    iterations: list[Iteration] = field(default_factory=list)
+    audits: list[Audit] = field(default_factory=list)
+    games: int = 0
+    pending: dict = field(default_factory=dict)
+
+    def audit_of(self, k: int) -> Audit | None:
+        return next((a for a in self.audits if a.iteration == k), None)
+
+    def exploitability(self, k: int) -> float:
+        """The largest seat deviation gain confirmed against iteration k's field, by its own
+        search or an audit (upper ends of the intervals)."""
+        a = self.audit_of(k)
+        return max(self.iterations[k].worst(), a.worst() if a else -1.0)
+
+    # ------------------------------------------------------------------ JSON
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path, config: dict) -> State:
+        """The saved state, if its config is `config`; UsageError where it cannot be read or
+        is another search's."""
+        try:
+            doc = json.loads(path.read_text())
+            saved = doc["config"]
+            if saved != config:
+                raise UsageError(f"{path}: a search with other settings is in this folder; "
+                                 "give another --out, or --force to start it over")
+            return cls(config=saved, populations=doc["populations"], mixture=doc["mixture"],
+                       iterations=[_iteration(x) for x in doc["iterations"]],
+                       audits=[_audit(x) for x in doc["audits"]], games=int(doc["games"]),
+                       pending=doc.get("pending") or {})
+        except UsageError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise UsageError(f"{path}: cannot resume the search ({type(e).__name__}: {e}); "
+                             "run again with --force to start it over") from None
+
+
+def responses(d: dict) -> dict[str, Response]:
+    return {a: Response(**r) for a, r in d.items()}
+
+
+def _iteration(d: dict) -> Iteration:
+    return Iteration(**{**d, "responses": responses(d["responses"])})
+
+
+def _audit(d: dict) -> Audit:
+    return Audit(**{**d, "seat": responses(d["seat"]), "team": responses(d["team"])})

@@ -1,0 +1,152 @@
+"""What a single-seat search answers, in numbers and words: summary.json's entry for a table
+size, OUT/summary.md, the field file's header and the command's printout.
+
+Per Agenda, a player's chance to win given the Agenda dealt (`player_win_rate`, fair share
+1/players of the games somebody wins) beside the Agenda's win rate (`win_rate`), both by the
+deal (how many seats hold the Agenda); the largest single-seat deviation gain that the
+search or an audit confirmed against the field (`seat_deviation_gain`), and the audit's team
+deviation gain beside it (`team_deviation_gain`). Deviation gains found by a search are lower
+bounds of what exists.
+"""
+
+from __future__ import annotations
+
+from fbsim.experiments.metrics.definitions import deck_share
+from fbsim.experiments.search.equilibrium.trainer import AGENDAS, DRAW, SeatSearch
+from fbsim.game.lineup import lineup_to_toml
+
+
+def summary(search: SeatSearch) -> dict:
+    st = search.state
+    k = search.chosen()
+    rec, audit = st.iterations[k], st.audit_of(k)
+    stats = audit.field if audit is not None else rec.field
+    loses = stats["everyone_loses"]["rate"]
+    agendas = {}
+    for a in AGENDAS:
+        s = stats["agendas"][a]
+        seat, found_by = rec.responses[a], "search"
+        if audit is not None and audit.seat[a].gain["ci"][1] > seat.gain["ci"][1]:
+            seat, found_by = audit.seat[a], "audit"
+        team = audit.team[a] if audit is not None else None
+        agendas[a] = {
+            "win_rate": s["win_rate"], "ci": s["ci"],
+            "fair": deck_share(search.rules, a) * (1 - loses),
+            "player_win_rate": s["player_win_rate"], "player_win_ci": s["player_win_ci"],
+            "player_fair": (1 - loses) / search.players,
+            "by_deal": s["by_deal"],
+            "seat_deviation_gain": seat.gain["gain"], "seat_gain_ci": seat.gain["ci"],
+            "seat_changed_games": seat.gain["changed"], "seat_found_by": found_by,
+            "seat_best_response": seat.strategy,
+            "team_deviation_gain": None if team is None else team.gain["gain"],
+            "team_gain_ci": None if team is None else team.gain["ci"],
+            "team_best_response": None if team is None else team.strategy,
+        }
+    return {"draw": DRAW, "agendas": agendas, "iterations": len(st.iterations),
+            "field_iteration": k, "converged": search.converged() is not None,
+            "audited": sorted(x.iteration for x in st.audits), "games": st.games,
+            "field_games": stats["games"], "tolerance": search.budget.tolerance,
+            "collapse": stats["collapse"], "everyone_loses": stats["everyone_loses"],
+            "meta_regret": rec.meta_regret,
+            "mixture": {a: rec.mixture[a] for a in AGENDAS},
+            "populations": {a: len(p) for a, p in st.populations.items()}}
+
+
+def pc(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def interval(r: dict, key: str, ci: str) -> str:
+    lo, hi = r[ci]
+    return f"{pc(r[key])} [{pc(lo)}, {pc(hi)}]"
+
+
+def gain(value: float | None, ci: list | None) -> str:
+    if value is None:
+        return "-"
+    return f"{100 * value:+.1f} [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
+
+
+def status(s: dict) -> str:
+    if s["converged"]:
+        return (f"converged: every single-seat gain <= {100 * s['tolerance']:.0f} points "
+                "(upper end of its 95% interval), by the search and an audit on fresh seeds")
+    return (f"not converged: the least exploitable field found (iteration "
+            f"{s['field_iteration']}), an approximate equilibrium")
+
+
+def deal_text(r: dict) -> str:
+    return ", ".join(f"{k} at the table {pc(v['player_win_rate'])}"
+                     for k, v in sorted(r["by_deal"].items(), key=lambda x: int(x[0])))
+
+
+def field_file_text(search: SeatSearch, s: dict) -> str:
+    lines = [f"fbsim field: the single-seat equilibrium found by `fbsim equilibrium` at "
+             f"{search.players} players (the game as played: every seat draws its own "
+             "planner)", f"{s['iterations']} iterations, {s['games']:,} games; "
+             + status(s), ""]
+    for a, r in s["agendas"].items():
+        chance = interval(r, "player_win_rate", "player_win_ci")
+        lines.append(f"{a}: a player's chance to win {chance} (fair {pc(r['player_fair'])}; "
+                     f"by the deal: {deal_text(r)}); the Agenda wins {pc(r['win_rate'])}; single-seat "
+                     f"deviation gain {gain(r['seat_deviation_gain'], r['seat_gain_ci'])}, "
+                     f"team {gain(r['team_deviation_gain'], r['team_gain_ci'])} points")
+    lines += ["", "Deviation gains are the largest a search found: lower bounds of what "
+              "exists.", "Each seat draws one planner of its Agenda's mixture with these "
+              "weights, every game.", "Play it: fbsim simulate --lineup THIS_FILE --players "
+              f"{search.players}"]
+    return lineup_to_toml(search.field(search.state.iterations[s["field_iteration"]].mixture),
+                          lines)
+
+
+def write_summary_md(out, doc: dict):
+    """OUT/summary.md: every table size's answer in words and numbers."""
+    lines = ["# Balance at a single-seat equilibrium (the game as played)", "",
+             "Found by `fbsim equilibrium` (the README's \"Strong play\"): every seat draws "
+             "its own planner from its Agenda's mixture, and no single player gains more "
+             "than the tolerance by switching strategy alone, by the search's best responses "
+             "and an audit on fresh seeds. A player's chance is the win rate of a seat dealt "
+             "the Agenda (fair: 1/players of the games somebody wins); the Agenda's win rate "
+             "counts a win by any of its seats. Deviation gains are paired on the same games, "
+             "95% intervals in brackets, and are lower bounds: a search finds what it "
+             "finds.", "",
+             "| players | Agenda | a player's chance | fair | by the deal (seats of the "
+             "Agenda: chance) | Agenda wins | single-seat gain | team gain |",
+             "|---|---|---|---|---|---|---|---|"]
+    for n, s in doc["players"].items():
+        if s.get("draw") != DRAW:
+            continue
+        for a, r in s["agendas"].items():
+            lines.append(f"| {n} | {a} | {interval(r, 'player_win_rate', 'player_win_ci')} | "
+                         f"{pc(r['player_fair'])} | {deal_text(r)} | "
+                         f"{interval(r, 'win_rate', 'ci')} | "
+                         f"{gain(r['seat_deviation_gain'], r['seat_gain_ci'])} | "
+                         f"{gain(r['team_deviation_gain'], r['team_gain_ci'])} |")
+    lines += ["", "| players | iterations | field of iteration | audited | games | converged "
+              "| collapse | everyone loses |", "|---|---|---|---|---|---|---|---|"]
+    for n, s in doc["players"].items():
+        if s.get("draw") != DRAW:
+            continue
+        lines.append(f"| {n} | {s['iterations']} | {s['field_iteration']} | "
+                     f"{', '.join(map(str, s['audited'])) or '-'} | {s['games']:,} | "
+                     f"{'yes' if s['converged'] else 'no'} | "
+                     f"{interval(s['collapse'], 'rate', 'ci')} | "
+                     f"{interval(s['everyone_loses'], 'rate', 'ci')} |")
+    path = out / "summary.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def format_summary(players: int, s: dict) -> str:
+    """The command's printout for one table size."""
+    lines = [f"{players} players (single-seat game, draw = seat): {s['iterations']} "
+             f"iterations, {s['games']:,} games; {status(s)}"]
+    for a, r in s["agendas"].items():
+        lines.append(f"  {a:<16} a player wins {interval(r, 'player_win_rate', 'player_win_ci')}"
+                     f" (fair {pc(r['player_fair'])}); the Agenda {pc(r['win_rate'])}; "
+                     f"single-seat gain {gain(r['seat_deviation_gain'], r['seat_gain_ci'])}, "
+                     f"team {gain(r['team_deviation_gain'], r['team_gain_ci'])} points")
+        lines.append(f"  {'':<16} by the deal: {deal_text(r)}")
+    lines.append(f"  collapse {interval(s['collapse'], 'rate', 'ci')}; everyone loses "
+                 f"{interval(s['everyone_loses'], 'rate', 'ci')}")
+    return "\n".join(lines)

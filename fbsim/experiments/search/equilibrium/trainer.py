@@ -1,0 +1,351 @@
+"""The trainer: a symmetric equilibrium of the game as played, one seat at a time.
+
+Firebreak is won by one player (R-E3, R-E4). A strategy maps the Agenda a player is dealt to a
+planner; in the game as played every seat draws its own planner from its Agenda's mixture,
+independently of the other seats (the field's `draw = "seat"`). The search is population
+based, in the manner of PSRO (Lanctot et al. 2017), with its three parts apart as there:
+
+- the **meta-solver** (`replicator`): each iteration moves the mixture over the populations
+  by `meta_steps` replicator steps, each on freshly simulated single-seat payoffs of every
+  strategy in the mixture's support against the current mixture;
+- the **oracle** (`oracle`): for each Agenda, the planner that wins most often for one seat
+  deviating from that field (rotated over the seats), searched in the planner's whole space
+  from several starts;
+- the **confirmation**: the field and the three best responses on fresh games, each gain
+  paired game by game with the field (`fbsim.experiments.search.deviation`).
+
+A best response whose gain (upper end of its 95% interval) exceeds `tolerance` joins its
+population and enters the mixture. Once an iteration confirms no gain above the tolerance,
+its field is **audited**: new best responses on fresh seeds from more starts, one seat and
+every seat of the Agenda (the team deviation, reported beside it), confirmed on fresh games
+(`audit_games`). A field whose audit also finds no single-seat gain above the tolerance is
+the answer (converged); an audit that finds one adds it to the population and the search goes
+on. A search that runs out of iterations answers with its least exploitable field (the lowest
+largest confirmed gain), audited, and says that it did not converge.
+
+Every seed comes from `seeds.seed_of`; the state (`state.State`) is saved after every step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fbsim.errors import UsageError
+from fbsim.experiments.search import deviation
+from fbsim.experiments.search.deviation import Deviant, evaluate
+from fbsim.experiments.search.equilibrium import replicator
+from fbsim.experiments.search.equilibrium.fields import field_lineup, planner
+from fbsim.experiments.search.equilibrium.oracle import (
+    Effort,
+    Found,
+    best_response,
+    start_candidates,
+)
+from fbsim.experiments.search.equilibrium.seeds import seed_of
+from fbsim.experiments.search.equilibrium.state import (
+    STATE_VERSION,
+    Audit,
+    Iteration,
+    Response,
+    State,
+)
+from fbsim.game import layout as L
+from fbsim.game.lineup import Entry, Lineup
+from fbsim.policies.field import component_params
+
+AGENDAS = L.AGENDA_NAMES
+DRAW = "seat"
+# budget a saved search may be resumed with, changed
+RESUMABLE = ("iterations", "audits", "starts", "audit_starts")
+
+# the starting populations: planners close to the default bots, and the strategies that
+# reverse the default bots' findings (a Steward that keeps its Capital, a Collapse-seeking
+# Accelerationist)
+SEEDS = {
+    "steward": [
+        {"aim": 504, "tolerance": 0, "chips": 6, "futile": 0, "buy": 1, "accuse": 1},
+        {"aim": 504, "tolerance": 0, "chips": 6, "futile": 1, "buy": 0, "accuse": 4,
+         "accuse_min": 3},
+    ],
+    "opportunist": [
+        {"aim": 529.5, "tolerance": 4, "chips": 3, "buy": 4, "accuse": 3},
+    ],
+    "accelerationist": [
+        {"aim": 700, "burn_floor": 3, "mask_burns": 1, "greed": 1, "buy": 3, "reserve": 10,
+         "accuse": 2, "cornered": 2},
+        {"aim": 700, "burn_floor": 3, "collapse": 1, "mask_burns": 1, "greed": 1, "buy": 3,
+         "reserve": 10, "accuse": 2, "cornered": 2},
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Games are per seat range (`fbsim.experiments.search.deviation.evaluate`): a single
+    seat's deviant plays `players` ranges of them."""
+
+    meta_games: int = 2_000  # each strategy of the support, each replicator step
+    meta_steps: int = 4  # replicator steps per iteration
+    step_size: float = 15.0  # the replicator's eta (per unit of win rate)
+    generations: int = 6  # of each best-response search
+    population: int = 10  # candidates per generation
+    screen_games: int = 1_000  # each start candidate, once
+    search_games: int = 1_000  # each candidate of a generation
+    select_games: int = 4_000  # each finalist
+    confirm_games: int = 20_000  # the field and each best response, every iteration
+    audit_games: int = 40_000  # the field and each audit's deviants
+    iterations: int = 12  # at most
+    starts: int = 2  # searched from, of the screened candidates (the best ones)
+    audit_starts: int = 3  # the same in an audit
+    audits: int = 3  # at most
+    tolerance: float = 0.03  # single-seat gain (upper end of its 95% interval) that stops
+
+    def __post_init__(self):
+        for name in ("meta_games", "screen_games", "search_games", "select_games",
+                     "confirm_games", "audit_games"):
+            if getattr(self, name) < 100:
+                raise UsageError(f"--{name.replace('_', '-')}: at least 100 games, got "
+                                 f"{getattr(self, name)}")
+        for name, hi in (("iterations", 99), ("meta_steps", 50), ("generations", 99),
+                         ("starts", 8), ("audit_starts", 8)):
+            if not 1 <= getattr(self, name) <= hi:
+                raise UsageError(f"--{name.replace('_', '-')}: 1 to {hi}, got "
+                                 f"{getattr(self, name)}")
+
+    def effort(self, audit: bool) -> Effort:
+        return Effort(starts=self.audit_starts if audit else self.starts,
+                      generations=self.generations, population=self.population,
+                      screen_games=self.screen_games, search_games=self.search_games,
+                      select_games=self.select_games)
+
+
+class SeatSearch:
+    """One table size's search; its state lives in OUT/pN/state.json."""
+
+    def __init__(self, players: int, out: Path, seed: int, budget: Budget,
+                 rules: str | None, sets: dict, client=None, echo=None, force: bool = False):
+        self.players, self.seed, self.budget = players, seed, budget
+        self.client, self.echo = client, echo
+        self.dir = Path(out) / f"p{players}"
+        self.rules_file, self.sets = rules, dict(sets)
+        kept = {k: v for k, v in asdict(budget).items() if k not in RESUMABLE}
+        self.config = {"version": STATE_VERSION, "draw": DRAW, "players": players,
+                       "seed": seed, "budget": kept, "rules": rules, "set": dict(sets)}
+        path = self.dir / "state.json"
+        if path.exists() and not force:
+            self.state = State.load(path, self.config)
+        else:
+            pops = {a: [planner(x).as_dict() for x in SEEDS[a]] for a in AGENDAS}
+            self.state = State(self.config, pops,
+                               {a: [1.0 / len(p)] * len(p) for a, p in pops.items()})
+        self.rules = self._rules()
+
+    def _rules(self):
+        from fbsim.rules import load_rules, nest
+
+        return load_rules(self.rules_file, overrides=nest(self.sets), overrides_source="--set",
+                          bots={}, players=self.players)
+
+    def save(self) -> None:
+        self.state.save(self.dir / "state.json")
+
+    def say(self, text: str) -> None:
+        if self.echo:
+            self.echo(f"  {self.players} players: {text}")
+
+    def seed_of(self, stream: str, iteration: int = 0, agenda: str | None = None,
+                start: int = 0, step: int = 0) -> int:
+        a = 0 if agenda is None else AGENDAS.index(agenda) + 1
+        return seed_of(self.seed, self.players, stream, iteration, a, start, step)
+
+    def field(self, mix: dict[str, list[float]]) -> Lineup:
+        return field_lineup(self.state.populations, mix, DRAW)
+
+    # ------------------------------------------------------------------ steps
+
+    def meta_step(self, it: int, k: int, mix: dict) -> tuple[dict, dict, dict, int]:
+        """One replicator step: (the new mixture, each strategy's payoff, each Agenda's meta
+        regret, the games played)."""
+        pops = self.state.populations
+        devs, where = [], []
+        for a in AGENDAS:
+            for i, w in enumerate(mix[a]):
+                if w > 0:
+                    devs.append(Deviant(a, Entry.make("planner", pops[a][i])))
+                    where.append((a, i))
+        ev = evaluate(self.rules, self.field(mix), devs, self.seed_of("meta", it, step=k),
+                      self.budget.meta_games, self.client)
+        u = {a: np.full(len(pops[a]), np.nan) for a in AGENDAS}
+        for (a, i), g in zip(where, ev.gains, strict=True):
+            u[a][i] = g.rate
+        new, regret = {}, {}
+        for a in AGENDAS:
+            x = np.asarray(mix[a], dtype=float)
+            regret[a] = replicator.regret(x, np.nan_to_num(u[a]))
+            new[a] = [float(v) for v in replicator.step(x, np.nan_to_num(u[a]),
+                                                        self.budget.step_size)]
+        payoffs = {a: [None if v != v else float(v) for v in u[a]] for a in AGENDAS}
+        return new, payoffs, regret, ev.games
+
+    def search(self, stream: str, it: int, agenda: str, field: Lineup, mix: dict,
+               payoffs: dict | None, previous: dict | None, mode: str, audit: bool
+               ) -> Found:
+        pops = self.state.populations
+        strongest = None
+        if payoffs is not None:
+            u = [(-1.0 if v is None else v) for v in payoffs[agenda]]
+            strongest = pops[agenda][int(np.argmax(u))]
+        comps = component_params(field.by_agenda[agenda].as_dict())
+        cands = start_candidates(agenda, comps, strongest, previous)
+        stage_streams = {"screen": stream + "search", "search": stream + "search",
+                         "select": stream + "select"}
+        stage_step = {"screen": 500, "search": 0, "select": 0}
+
+        def seeds(stage: str, start: int, step: int) -> int:
+            return self.seed_of(stage_streams[stage], it, agenda, start + (
+                100 if mode == deviation.TEAM else 0), step + stage_step[stage])
+
+        self.say(f"{'audit of' if audit else 'iteration'} {it}: "
+                 f"{'team' if mode == deviation.TEAM else 'single-seat'} best response of the "
+                 f"{agenda}")
+        return best_response(self.rules, field, agenda, cands, self.budget.effort(audit),
+                             seeds, mode, self.client, self.say)
+
+    def confirm(self, stream: str, it: int, field: Lineup, found: dict[str, dict],
+                games: int) -> tuple[dict, dict[str, Response], int]:
+        """The field and every best response in `found` ("seat" or "team" by Agenda) on
+        fresh games: (the field's numbers, the responses with their gains, games)."""
+        devs, keys = [], []
+        for mode in (deviation.SEAT, deviation.TEAM):
+            for a, r in found.get(mode, {}).items():
+                devs.append(Deviant(a, Entry.make("planner", r["strategy"]), mode))
+                keys.append((mode, a, r))
+        self.say(f"{stream} {it}: confirming on fresh games ({games:,} per seat range)")
+        ev = evaluate(self.rules, field, devs, self.seed_of(stream, it), games, self.client)
+        out: dict = {deviation.SEAT: {}, deviation.TEAM: {}}
+        for (mode, a, r), g in zip(keys, ev.gains, strict=True):
+            out[mode][a] = Response(r["strategy"], r["start"], g.as_dict())
+        return ev.field.as_dict(), out, ev.games
+
+    def grow(self, found: dict[str, Response]) -> None:
+        """Add the responses that gain more than the tolerance to the populations."""
+        for a, r in found.items():
+            if r.gain["ci"][1] > self.budget.tolerance and r.strategy not in \
+                    self.state.populations[a]:
+                self.state.populations[a].append(r.strategy)
+                self.state.mixture[a] = [float(v) for v in replicator.enter(
+                    self.state.mixture[a], len(self.state.populations[a]))]
+
+    def iterate(self) -> Iteration:
+        """One iteration (resumed from `pending` where it stopped)."""
+        st, b = self.state, self.budget
+        it = len(st.iterations)
+        p = st.pending
+        if p.get("iteration") != it:
+            p.clear()
+            p.update({"iteration": it, "mixture": st.mixture, "step": 0, "payoffs": None,
+                      "regret": None, "responses": {}, "games": 0})
+        while p["step"] < b.meta_steps:
+            self.say(f"iteration {it}: replicator step {p['step'] + 1} of {b.meta_steps}")
+            mix, payoffs, regret, games = self.meta_step(it, p["step"], p["mixture"])
+            p.update({"mixture": mix, "payoffs": payoffs, "regret": regret,
+                      "step": p["step"] + 1})
+            st.games += games
+            self.save()
+        field = self.field(p["mixture"])
+        previous = st.iterations[-1].responses if st.iterations else {}
+        for a in AGENDAS:
+            if a in p["responses"]:
+                continue
+            prev = previous[a].strategy if a in previous else None
+            f = self.search("", it, a, field, p["mixture"], p["payoffs"], prev,
+                            deviation.SEAT, audit=False)
+            p["responses"][a] = {"strategy": f.strategy, "start": f.start}
+            st.games += f.games
+            self.save()
+        stats, out, games = self.confirm("confirm", it, field,
+                                         {deviation.SEAT: p["responses"]}, b.confirm_games)
+        record = Iteration(it, {a: len(st.populations[a]) for a in AGENDAS}, p["mixture"],
+                           p["payoffs"], p["regret"], stats, out[deviation.SEAT])
+        st.games += games
+        st.iterations.append(record)
+        st.mixture = p["mixture"]
+        st.pending = {}
+        self.grow(record.responses)
+        self.save()
+        self.say(f"iteration {it}: " + gains_line(record.responses))
+        return record
+
+    def audit(self, k: int) -> Audit:
+        """New best responses against iteration k's field on fresh seeds (single seat and
+        team), confirmed on fresh games."""
+        st = self.state
+        rec = st.iterations[k]
+        field = self.field(rec.mixture)
+        p = st.pending
+        if p.get("audit") != k:
+            p.clear()
+            p.update({"audit": k, "seat": {}, "team": {}})
+        for mode in (deviation.SEAT, deviation.TEAM):
+            for a in AGENDAS:
+                if a in p[mode]:
+                    continue
+                f = self.search("audit-", k, a, field, rec.mixture, rec.payoffs,
+                                rec.responses[a].strategy, mode, audit=True)
+                p[mode][a] = {"strategy": f.strategy, "start": f.start}
+                st.games += f.games
+                self.save()
+        stats, out, games = self.confirm("audit-confirm", k, field,
+                                         {deviation.SEAT: p["seat"], deviation.TEAM: p["team"]},
+                                         self.budget.audit_games)
+        audit = Audit(k, stats, out[deviation.SEAT], out[deviation.TEAM])
+        st.games += games
+        st.audits.append(audit)
+        st.pending = {}
+        self.save()
+        self.say(f"audit of iteration {k}: single seat " + gains_line(audit.seat) + "; team "
+                 + gains_line(audit.team))
+        return audit
+
+    # ------------------------------------------------------------------ the loop
+
+    def converged(self) -> int | None:
+        """The last iteration whose own search and audit found no single-seat gain above the
+        tolerance, or None."""
+        tol = self.budget.tolerance
+        ok = [a.iteration for a in self.state.audits
+              if a.worst() <= tol and self.state.iterations[a.iteration].worst() <= tol]
+        return max(ok) if ok else None
+
+    def chosen(self) -> int:
+        """The answer's iteration: the converged field, else the least exploitable one (ties:
+        the later)."""
+        c = self.converged()
+        if c is not None:
+            return c
+        its = range(len(self.state.iterations))
+        return min(its, key=lambda k: (self.state.exploitability(k), -k))
+
+    def run(self) -> None:
+        st, b = self.state, self.budget
+        if st.pending.get("audit") is not None:
+            self.audit(st.pending["audit"])
+        while self.converged() is None and len(st.iterations) < b.iterations:
+            rec = self.iterate()
+            if rec.worst() <= b.tolerance and len(st.audits) < b.audits:
+                audit = self.audit(rec.iteration)
+                self.grow(audit.seat)
+        while self.converged() is None and len(st.audits) < b.audits and \
+                st.audit_of(self.chosen()) is None:
+            self.audit(self.chosen())
+
+
+def gains_line(found: dict[str, Response]) -> str:
+    """Each Agenda's deviation gain and the upper end of its interval, in points."""
+    return "deviation gains " + ", ".join(
+        f"{a} {100 * r.gain['gain']:+.1f} (<= {100 * r.gain['ci'][1]:+.1f})"
+        for a, r in found.items())
+
