@@ -667,9 +667,14 @@ def experiment_cmd(
 
 
 @app.command("exploit", help="Search the best response of one Agenda against a fixed "
-             "field: the seats holding the Agenda are played by the `tunable` bot, whose "
-             "parameters are searched by the cross-entropy method on common random numbers, "
-             "then confirmed against the field on a fresh seed.\n\n"
+             "field, then confirm it against the field on a fresh seed (paired, the same "
+             "games). A gain found is a lower bound of what exists.\n\n"
+             "--deviate seat (the default): one seat alone plays a planner whenever it is "
+             "dealt the Agenda, every other seat the field, the seat rotated over the table; "
+             "the planner is searched in its whole space from several starts. The measure of "
+             "strong play in a game won by one player.\n\n"
+             "--deviate team: every seat of the Agenda plays the `tunable` bot together "
+             "and the Agenda's win counts.\n\n"
              "--all runs every Agenda x table size and writes OUT/exploitability.parquet and "
              ".png.")
 def exploit_cmd(
@@ -690,6 +695,9 @@ def exploit_cmd(
         help="Games of the confirmation on a fresh seed.")] = "200000",
     seed: Annotated[int, typer.Option(help="Seed of the search.", min=0, max=MAX_SEED)] = 0,
     all_: Annotated[bool, typer.Option("--all", help="Every Agenda x table size.")] = False,
+    deviate: Annotated[str, typer.Option(
+        help="Who deviates: 'seat' (one player alone) or 'team' (every seat of the Agenda)."
+    )] = "seat",
     out: Annotated[Path, typer.Option(help="Folder for the searches and tables.",
                                       file_okay=False)] = Path("out/exploit"),
     force: Annotated[bool, typer.Option("--force", help="Recompute finished generations.")
@@ -702,16 +710,24 @@ def exploit_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
-    from fbsim.experiments.metrics.definitions import deck_share
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import now_iso
-    from fbsim.experiments.search.exploit import exploit, format_result, run_all, write_result
+    from fbsim.experiments.search.exploit import (
+        MODES,
+        exploit,
+        fair_share,
+        format_result,
+        run_all,
+        write_result,
+    )
     from fbsim.game import layout as L
     from fbsim.game.lineup import parse_lineup
     from fbsim.rules import parse_set, rules_to_toml
 
     sizes = _sizes(players, "4", rules_file, set_)
+    if deviate not in MODES:
+        raise UsageError(f"--deviate: one of {', '.join(MODES)}, got '{deviate}'")
     if field is not None:  # ("{players}" in a field file's path: each table size's file)
         for n in sizes:
             parse_lineup(field, players=n, flag="--field")
@@ -728,7 +744,7 @@ def exploit_cmd(
     kw = {"field": field, "budget": _games(budget, "--budget"), "generations": generations,
           "population": population, "confirm_games": _games(confirm_games, "--confirm-games"),
           "seed": seed, "rules": None if rules_file is None else str(rules_file), "sets": sets,
-          "force": force, "progress": _progress(quiet or as_json)}
+          "force": force, "progress": _progress(quiet or as_json), "deviate": deviate}
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
     _folder_ok(out, "--out")
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
@@ -743,7 +759,7 @@ def exploit_cmd(
         rules = _rules(rules_file, set_, sizes[0], bots={})
         res = exploit(agenda, sizes[0], out=out, echo=echo, **kw)
         write_result(res, out, now_iso(), rules_to_toml(rules, comments=False), field)
-        fair = deck_share(rules, agenda)
+        fair = fair_share(rules, res)
         if as_json:
             typer.echo(json.dumps({**res.row(), "fair_share": fair}, indent=1))
         else:
@@ -751,14 +767,20 @@ def exploit_cmd(
 
 
 @app.command("equilibrium", help="Measure balance at an equilibrium of strong strategies, "
-             "not against fixed bots: a population of planner strategies per Agenda, the "
-             "meta-game's payoff table filled by simulation on common random numbers, a mixed "
-             "equilibrium of it (projected replicator dynamics), best responses against that "
-             "field by the cross-entropy search, confirmed on a fresh seed; iterated until no "
-             "Agenda gains more than --tolerance by deviating.\n\n"
+             "not against fixed bots.\n\n"
+             "--draw seat (the default) solves the game as played, won by one player: every "
+             "seat draws its own planner from its Agenda's mixture, and the search (PSRO-style: "
+             "replicator dynamics on simulated single-seat payoffs, best responses of one seat "
+             "by the cross-entropy search from several starts, confirmed on fresh games, the "
+             "answer audited on fresh seeds with single-seat and team best responses) stops "
+             "when no single player gains more than --tolerance by switching strategy alone.\n\n"
+             "--draw agenda solves the team game (every seat of an Agenda plays one shared "
+             "draw and the Agenda's win counts: what players of an Agenda gain by acting as "
+             "one), with a payoff table of Agenda-against-Agenda cells.\n\n"
              "Writes OUT/pN.toml (the field: a lineup file that simulate, sweep, report and "
-             "exploit --field take) and OUT/summary.json. Interrupted searches resume from "
-             "OUT/pN/state.json.")
+             "exploit --field take), OUT/summary.json and OUT/summary.md. Interrupted searches "
+             "resume from OUT/pN/state.json. Options left out take the defaults of the game "
+             "solved (shown as: seat / agenda).")
 def equilibrium_cmd(
     players: Annotated[str | None, typer.Option(
         help="Table sizes, e.g. 4, 3..6 or 3,5 (default: the size the rules file or --set "
@@ -766,33 +788,53 @@ def equilibrium_cmd(
     out: Annotated[Path, typer.Option(help="Folder for the fields, summary and searches.",
                                       file_okay=False)] = Path("out/equilibrium"),
     seed: Annotated[int, typer.Option(help="Seed of the search.", min=0, max=MAX_SEED)] = 0,
-    cell_games: Annotated[str, typer.Option(
-        help="Games per cell of the payoff table.")] = "20000",
-    generations: Annotated[int, typer.Option(
-        help="Generations of each start of a best-response search (1 to 99).")] = 8,
-    population: Annotated[int, typer.Option(help="Candidates per generation.", min=2)] = 12,
-    search_games: Annotated[str, typer.Option(
-        help="Games per candidate and generation.")] = "5000",
-    starts: Annotated[int, typer.Option(
-        help="Starts of each best-response search, the first N of: the population's "
-             "strongest strategy against the field; fbsim exploit's own search (the tunable "
-             "bot's space, from its preset for the Agenda); the previous best response; "
-             "exploit's preset searched in the planner's whole space (1 to 4).")] = 3,
-    confirm_games: Annotated[str, typer.Option(
-        help="Games of each confirmation on a fresh seed.")] = "100000",
-    iterations: Annotated[int, typer.Option(
-        help="Iterations at most (1 to 99); a search stops sooner once it converges.")] = 40,
-    audits: Annotated[int, typer.Option(
-        help="Audits of the chosen field at most: new best responses against it on fresh "
-             "seeds, from other starts (the population's strongest strategy against it among "
-             "them, every start kept among the finalists); one that finds a larger gain moves "
-             "the choice to the next least exploitable field (0: none).", min=0,
-        max=10)] = 2,
+    draw: Annotated[str, typer.Option(
+        help="The game solved: 'seat' (each seat draws its own strategy: the game as "
+             "played) or 'agenda' (one draw per Agenda, shared by its seats: a team "
+             "game).")] = "seat",
+    meta_games: Annotated[str | None, typer.Option(
+        help="seat: games per seat range for each strategy of the mixture, each replicator "
+             "step (2000).")] = None,
+    meta_steps: Annotated[int | None, typer.Option(
+        help="seat: replicator steps per iteration (4).")] = None,
+    cell_games: Annotated[str | None, typer.Option(
+        help="agenda: games per cell of the payoff table (20000).")] = None,
+    generations: Annotated[int | None, typer.Option(
+        help="Generations of each start of a best-response search, 1 to 99 (6 / 8).")] = None,
+    population: Annotated[int | None, typer.Option(
+        help="Candidates per generation (10 / 12).", min=2)] = None,
+    screen_games: Annotated[str | None, typer.Option(
+        help="seat: games per seat range for each start candidate screened (1000).")] = None,
+    search_games: Annotated[str | None, typer.Option(
+        help="Games per candidate and generation; seat: per seat range (1000 / 5000).")
+                             ] = None,
+    select_games: Annotated[str | None, typer.Option(
+        help="seat: games per seat range for each finalist of a search (4000).")] = None,
+    starts: Annotated[int | None, typer.Option(
+        help="seat: the best screened candidates a best response is searched from (2); "
+             "agenda: the first N of the population's strongest, exploit's search, the "
+             "previous best response, exploit's preset (3).")] = None,
+    audit_starts: Annotated[int | None, typer.Option(
+        help="seat: the same in an audit (3).")] = None,
+    confirm_games: Annotated[str | None, typer.Option(
+        help="Games of each confirmation on fresh games; seat: per seat range "
+             "(20000 / 100000).")] = None,
+    audit_games: Annotated[str | None, typer.Option(
+        help="seat: games per seat range of an audit's confirmation (40000).")] = None,
+    iterations: Annotated[int | None, typer.Option(
+        help="Iterations at most, 1 to 99 (12 / 40); a search stops sooner once it "
+             "converges.")] = None,
+    audits: Annotated[int | None, typer.Option(
+        help="Audits at most (3 / 2): new best responses against a field on fresh seeds, "
+             "from more starts; seat: single-seat and team, and a field converges only once "
+             "its audit finds no single-seat gain above --tolerance.", min=0,
+        max=10)] = None,
     tolerance: Annotated[float, typer.Option(
-        help="Stop when no Agenda's deviation gain (upper end of its 95% interval) exceeds "
-             "this, in points of win rate.", min=0, max=100)] = 3.0,
+        help="Stop when no deviation gain (upper end of its 95% interval) exceeds this, in "
+             "points of win rate: one seat's (seat), an Agenda's (agenda).", min=0,
+        max=100)] = 3.0,
     stability: Annotated[float, typer.Option(
-        help="... and the field's win rates moved at most this over the last three "
+        help="agenda: ... and the field's win rates moved at most this over the last three "
              "iterations, in points.", min=0, max=100)] = 3.0,
     force: Annotated[bool, typer.Option("--force", help="Start over, replaying everything.")
                      ] = False,
@@ -806,29 +848,53 @@ def equilibrium_cmd(
 ):
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
-    from fbsim.experiments.search.equilibrium import Budget, format_summary, run_equilibrium
+    from fbsim.experiments.search.equilibrium import (
+        DRAWS,
+        Budget,
+        TeamBudget,
+        format_summary,
+        run_equilibrium,
+    )
     from fbsim.rules import parse_set
 
+    if draw not in DRAWS:
+        raise UsageError(f"--draw: one of {', '.join(DRAWS)}, got '{draw}'")
     sizes = _sizes(players, "3..6", rules_file, set_)
-    budget = Budget(cell_games=_games(cell_games, "--cell-games"), generations=generations,
-                    population=population, search_games=_games(search_games, "--search-games"),
-                    confirm_games=_games(confirm_games, "--confirm-games"),
-                    iterations=iterations, starts=starts, audits=audits,
-                    tolerance=tolerance / 100, stability=stability / 100)
-    for flag, v in (("--cell-games", budget.cell_games), ("--search-games", budget.search_games),
-                    ("--confirm-games", budget.confirm_games)):
-        if v < 100:
-            raise UsageError(f"{flag}: at least 100 games, got {v}")
+    given = {"generations": generations, "population": population, "starts": starts,
+             "iterations": iterations, "audits": audits}
+    for name, text in (("search_games", search_games), ("confirm_games", confirm_games),
+                       ("meta_games", meta_games), ("cell_games", cell_games),
+                       ("screen_games", screen_games), ("select_games", select_games),
+                       ("audit_games", audit_games)):
+        if text is not None:
+            given[name] = _games(text, "--" + name.replace("_", "-"))
+    given["meta_steps"], given["audit_starts"] = meta_steps, audit_starts
+    own = {"seat": {"meta_games", "meta_steps", "screen_games", "select_games", "audit_games",
+                    "audit_starts"}, "agenda": {"cell_games"}}
+    for name in own["agenda" if draw == "seat" else "seat"]:
+        if given.get(name) is not None:
+            raise UsageError(f"--{name.replace('_', '-')}: only with --draw "
+                             f"{'agenda' if draw == 'seat' else 'seat'}")
+    given = {k: v for k, v in given.items() if v is not None}
+    if draw == "seat":
+        budget = Budget(**given, tolerance=tolerance / 100)
+    else:
+        budget = TeamBudget(**given, tolerance=tolerance / 100, stability=stability / 100)
+        for flag, v in (("--cell-games", budget.cell_games),
+                        ("--search-games", budget.search_games),
+                        ("--confirm-games", budget.confirm_games)):
+            if v < 100:
+                raise UsageError(f"{flag}: at least 100 games, got {v}")
     sets = dict(parse_set(x) for x in set_ or [])
     for n in sizes:  # the rules must be valid before any game runs
         _rules(rules_file, set_, n, bots={})
-    echo = None if as_json else (lambda m: typer.echo(m, err=True))
+    echo = None if as_json or quiet else (lambda m: typer.echo(m, err=True))
     _folder_ok(out, "--out")
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
                               rules=None if rules_file is None else str(rules_file), sets=sets,
                               client=client, progress=_progress(quiet or as_json), echo=echo,
-                              force=force)
+                              force=force, draw=draw)
     if as_json:
         typer.echo(json.dumps({"players": {str(n): doc["players"][str(n)] for n in sizes}},
                               indent=1, sort_keys=True))

@@ -1,5 +1,6 @@
-"""The equilibrium search: its meta-solver, the field bot (a mixture drawn per Agenda and
-game), field files, and `fbsim equilibrium` end to end (written files, --json, resuming)."""
+"""The team equilibrium search (`fbsim equilibrium --draw agenda`): its meta-solver, the field
+bot (a mixture drawn per Agenda and game), field files, and the search end to end (written
+files, --json, resuming). The single-seat game: tests/test_seat_equilibrium.py."""
 
 from __future__ import annotations
 
@@ -132,7 +133,8 @@ def test_the_field_bot_keeps_its_drawn_component_as_its_memo():
         fresh[GL.V_MY_MEMO + 2 * GL.PRIV] = GL.NO_MEMO
         a = field.commit(R, fresh, row, np.int64(7), np.int64(game))
         o = int(fresh[GL.V_MY_MEMO + 2 * GL.PRIV])
-        assert o == field.component(row, np.int64(7), np.int64(game), GL.STEWARD)
+        assert o == field.component(row, np.int64(7), np.int64(game), GL.STEWARD,
+                                   np.int64(2))
         again = field.commit(R, fresh, row, np.int64(7), np.int64(game))  # from the memo
         assert again == a
         kept.setdefault(o, a)
@@ -143,13 +145,14 @@ def test_the_field_bot_keeps_its_drawn_component_as_its_memo():
     assert field.commit(R, swapped, row, np.int64(7), np.int64(0)) == a1
 
 
-def test_a_field_draws_each_component_with_its_weight_per_game():
-    """Every game of a two-component field is game for game the game of one component
-    played pure, and the share of games of the first is its weight (binomial bounds)."""
+def test_a_field_drawn_per_agenda_draws_each_component_with_its_weight_per_game():
+    """Every game of a two-component field drawn per Agenda is game for game the game of one
+    component played pure, and the share of games of the first is its weight (binomial
+    bounds)."""
     full = [Entry.make("planner", x).as_dict() for x in (A, B)]
     w = 0.3
     field = _records(Lineup({"steward": Entry.make("field", field_params(
-        [(w, full[0]), (1 - w, full[1])]))}))
+        [(w, full[0]), (1 - w, full[1])], "agenda"))}))
     a = _records(Lineup({"steward": Entry.make("planner", A)}))
     b = _records(Lineup({"steward": Entry.make("planner", B)}))
     is_a = (field == a).all(axis=1)
@@ -210,7 +213,7 @@ def test_a_mixture_takes_no_other_key():
 
 # ------------------------------------------------------------------ fbsim equilibrium
 
-SMALL = ["--cell-games", "300", "--generations", "1", "--population", "3", "--search-games",
+SMALL = ["--draw", "agenda", "--cell-games", "300", "--generations", "1", "--population", "3", "--search-games",
          "200", "--confirm-games", "1000", "--iterations", "2", "-q"]
 
 
@@ -273,7 +276,8 @@ def test_equilibrium_rejects_bad_input(capsys, tmp_path):
                           (["--iterations", "100"], "--iterations: 1 to 99, got 100"),
                           (["--generations", "0"], "--generations: 1 to 99, got 0"),
                           (["--starts", "5"], "--starts: 1 to 4, got 5")):
-        code, _, err = run(capsys, "equilibrium", "--out", tmp_path / "x", *args)
+        code, _, err = run(capsys, "equilibrium", "--out", tmp_path / "x", "--draw", "agenda",
+                           *args)
         assert code == 2
         assert message in err and err.count("\n") == 1
         assert not (tmp_path / "x").exists()

@@ -22,7 +22,7 @@ the winner's curse). Whatever it finds is a lower bound of what a deviation can 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -92,9 +92,11 @@ class Found:
     start: str  # where the search that found it started
     score: float  # its win rate on the selection games (biased up: confirm it)
     games: int  # games played to find it
+    curve: list[dict] = field(default_factory=list)  # per start and generation
+    screened: list[dict] = field(default_factory=list)  # each start candidate's score
 
 
-def best_response(rules: Rules, field: Lineup, agenda: str, candidates: dict[str, dict],
+def best_response(rules: Rules, field_lineup: Lineup, agenda: str, candidates: dict[str, dict],
                   effort: Effort, seed_of: Callable[[str, int, int], int], mode: str = "seat",
                   client=None, say=None) -> Found:
     """The best planner for `agenda` against `field` (`mode` "seat": one seat deviating;
@@ -105,7 +107,7 @@ def best_response(rules: Rules, field: Lineup, agenda: str, candidates: dict[str
 
     def score(strategies: list[dict], seed: int, games: int) -> list[float]:
         nonlocal played
-        ev = evaluate(rules, field, [Deviant(agenda, Entry.make("planner", s), mode)
+        ev = evaluate(rules, field_lineup, [Deviant(agenda, Entry.make("planner", s), mode)
                                      for s in strategies], seed, games, client)
         played += ev.games
         return [g.rate for g in ev.gains]
@@ -122,6 +124,9 @@ def best_response(rules: Rules, field: Lineup, agenda: str, candidates: dict[str
         say(f"{agenda}: screened {len(pool)} starts, the best {labels[order[0]]} "
             f"({100 * screened[order[0]]:.1f}%)")
     finalists, where = [pool[order[0]]], [labels[order[0]]]
+    curve = []
+    screen_rows = [{"start": lab, "score": float(x), **c}
+                   for lab, x, c in zip(labels, screened, pool, strict=True)]
     for k, i in enumerate(order[:effort.starts]):
         start = pool[i]
 
@@ -132,18 +137,20 @@ def best_response(rules: Rules, field: Lineup, agenda: str, candidates: dict[str
         res = cem(gen_score, box(start), generations=effort.generations,
                   population=effort.population, seed=seed_of("search", k, 999) % 2**32,
                   spread=SPREAD)
+        curve += [{"start": labels[i], **row} for row in res.curve]
         for x in (planner(res.best), planner(res.best_mean)):
             if x not in finalists:
                 finalists.append(x)
                 where.append(labels[i])
     if len(finalists) == 1:
-        return Found(finalists[0], where[0], float(screened[order[0]]), played)
+        return Found(finalists[0], where[0], float(screened[order[0]]), played, curve,
+                     screen_rows)
     final = score(finalists, seed_of("select", 0, 0), effort.select_games)
     j = int(np.argmax(final))  # ties: the first
     if say:
         say(f"{agenda}: best response from the start '{where[j]}' "
             f"({100 * final[j]:.1f}% on the selection games)")
-    return Found(finalists[j], where[j], float(final[j]), played)
+    return Found(finalists[j], where[j], float(final[j]), played, curve, screen_rows)
 
 
 def start_candidates(agenda: str, field_components: list[tuple[float, dict]],
