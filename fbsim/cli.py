@@ -770,7 +770,7 @@ def exploit_cmd(
              "not against fixed bots.\n\n"
              "--draw seat (the default) solves the game as played, won by one player: every "
              "seat draws its own planner from its Agenda's mixture, and the search (PSRO-style: "
-             "replicator dynamics on simulated single-seat payoffs, best responses of one seat "
+             "smooth fictitious play on simulated single-seat payoffs, best responses of one seat "
              "by the cross-entropy search from several starts, confirmed on fresh games, the "
              "answer audited on fresh seeds with single-seat and team best responses) stops "
              "when no single player gains more than --tolerance by switching strategy alone.\n\n"
@@ -793,36 +793,37 @@ def equilibrium_cmd(
              "played) or 'agenda' (one draw per Agenda, shared by its seats: a team "
              "game).")] = "seat",
     meta_games: Annotated[str | None, typer.Option(
-        help="seat: games per seat range for each strategy of the mixture, each replicator "
-             "step (2000).")] = None,
+        help="seat: games per seat range for each strategy of the populations, each step of "
+             "the meta-solver (1500).")] = None,
     meta_steps: Annotated[int | None, typer.Option(
-        help="seat: replicator steps per iteration (4).")] = None,
+        help="seat: the meta-solver's steps (smooth fictitious play) per iteration (6).")
+                                  ] = None,
     cell_games: Annotated[str | None, typer.Option(
         help="agenda: games per cell of the payoff table (20000).")] = None,
     generations: Annotated[int | None, typer.Option(
-        help="Generations of each start of a best-response search, 1 to 99 (6 / 8).")] = None,
+        help="Generations of each start of a best-response search, 1 to 99 (8).")] = None,
     population: Annotated[int | None, typer.Option(
-        help="Candidates per generation (10 / 12).", min=2)] = None,
+        help="Candidates per generation (12).", min=2)] = None,
     screen_games: Annotated[str | None, typer.Option(
         help="seat: games per seat range for each start candidate screened (1000).")] = None,
     search_games: Annotated[str | None, typer.Option(
-        help="Games per candidate and generation; seat: per seat range (1000 / 5000).")
+        help="Games per candidate and generation; seat: per seat range (1500 / 5000).")
                              ] = None,
     select_games: Annotated[str | None, typer.Option(
-        help="seat: games per seat range for each finalist of a search (4000).")] = None,
+        help="seat: games per seat range for each finalist of a search (6000).")] = None,
     starts: Annotated[int | None, typer.Option(
-        help="seat: the best screened candidates a best response is searched from (2); "
+        help="seat: the best screened candidates a best response is searched from (3); "
              "agenda: the first N of the population's strongest, exploit's search, the "
              "previous best response, exploit's preset (3).")] = None,
     audit_starts: Annotated[int | None, typer.Option(
-        help="seat: the same in an audit (3).")] = None,
+        help="seat: the same in an audit (4).")] = None,
     confirm_games: Annotated[str | None, typer.Option(
         help="Games of each confirmation on fresh games; seat: per seat range "
              "(20000 / 100000).")] = None,
     audit_games: Annotated[str | None, typer.Option(
         help="seat: games per seat range of an audit's confirmation (40000).")] = None,
     iterations: Annotated[int | None, typer.Option(
-        help="Iterations at most, 1 to 99 (12 / 40); a search stops sooner once it "
+        help="Iterations at most, 1 to 99 (30 / 40); a search stops sooner once it "
              "converges.")] = None,
     audits: Annotated[int | None, typer.Option(
         help="Audits at most (3 / 2): new best responses against a field on fresh seeds, "

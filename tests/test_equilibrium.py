@@ -213,8 +213,8 @@ def test_a_mixture_takes_no_other_key():
 
 # ------------------------------------------------------------------ fbsim equilibrium
 
-SMALL = ["--draw", "agenda", "--cell-games", "300", "--generations", "1", "--population", "3", "--search-games",
-         "200", "--confirm-games", "1000", "--iterations", "2", "-q"]
+SMALL = ["--draw", "agenda", "--cell-games", "300", "--generations", "1", "--population", "3",
+         "--search-games", "200", "--confirm-games", "1000", "--iterations", "2", "-q"]
 
 
 def test_equilibrium_end_to_end_writes_the_field_and_summary_and_resumes(capsys, tmp_path,

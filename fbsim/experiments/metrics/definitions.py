@@ -166,9 +166,10 @@ def deal_metrics(players: int) -> list[Metric]:
     player (R-E3, R-E4): for each Agenda a, `player_win_{a}` = the wins of a's holders over
     the seats dealt a (a seat's chance, averaged over the seats and deals; fair share
     1 / players when nobody's Agenda favours them); `player_win_{a}_k{k}` the same over the
-    games where exactly k seats hold a (its x adds up k per such game); and for each seat s, `seat_win_{s}_{a}`: seat s's wins over the games it holds a (what a
-    single seat's deviation changes, `fbsim.experiments.search.deviation`). Not among the
-    sweep tables' metrics: the searches and summaries that ask for them count them."""
+    games where exactly k seats hold a (its x adds up k per such game); and for each seat s,
+    `seat_win_{s}_{a}`: seat s's wins over the games it holds a (what a single seat's
+    deviation changes, `fbsim.experiments.search.deviation`). Not among the sweep tables'
+    metrics: the searches and summaries that ask for them count them."""
     from fbsim.experiments.metrics.per_game import DEAL_BASE
 
     out = []

@@ -5,7 +5,7 @@ Two games, by how a field's mixtures are drawn (`fbsim.policies.field`):
 - **the game as played** (`draw = "seat"`, the default): every seat draws its own planner from
   its Agenda's mixture and each player is alone in seeking the one win (R-E3, R-E4); the
   equilibrium is symmetric, no single seat gains by switching strategy. The search is split as
-  PSRO splits it: `trainer` (the loop), `oracle` (best responses), `replicator` (the
+  PSRO splits it: `trainer` (the loop), `oracle` (best responses), `metasolver` (the
   meta-solver), `state` (typed, saved as JSON), `seeds` (every seed, derived in one place),
   `summary` (what it answers);
 - **the team game** (`draw = "agenda"`): one draw per Agenda, shared by its seats, the

@@ -2,7 +2,7 @@
 
 A seed is a hash of the search's seed and the coordinates of what it plays: the table size,
 the stream (what kind of games: `STREAMS`), the iteration, the Agenda, the start of a
-best-response search and the step within it (a replicator step, a generation). Distinct
+best-response search and the step within it (a meta-solver's step, a generation). Distinct
 coordinates give unrelated seeds, so no two parts of a search replay each other's games, a
 confirmation never replays the games its best response was searched on, and nothing has to
 leave room for how many iterations or generations a search may take.

@@ -33,8 +33,8 @@ class Response:
 class Iteration:
     iteration: int
     population: dict[str, int]  # the populations' sizes when it was played
-    mixture: dict[str, list[float]]  # the field: weights over each population
-    payoffs: dict[str, list[float | None]]  # the last meta step's (None: not evaluated)
+    mixture: dict[str, list[float]]  # over each population (the field: `trainer.played`)
+    payoffs: dict[str, list[float]]  # the last meta step's, per strategy of the population
     meta_regret: dict[str, float]
     field: dict  # the field's numbers on the confirmation games (`deviation.FieldStats`)
     responses: dict[str, Response]

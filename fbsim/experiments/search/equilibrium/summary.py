@@ -12,7 +12,7 @@ bounds of what exists.
 from __future__ import annotations
 
 from fbsim.experiments.metrics.definitions import deck_share
-from fbsim.experiments.search.equilibrium.trainer import AGENDAS, DRAW, SeatSearch
+from fbsim.experiments.search.equilibrium.trainer import AGENDAS, DRAW, SeatSearch, played
 from fbsim.game.lineup import lineup_to_toml
 
 
@@ -48,7 +48,7 @@ def summary(search: SeatSearch) -> dict:
             "field_games": stats["games"], "tolerance": search.budget.tolerance,
             "collapse": stats["collapse"], "everyone_loses": stats["everyone_loses"],
             "meta_regret": rec.meta_regret,
-            "mixture": {a: rec.mixture[a] for a in AGENDAS},
+            "mixture": played({a: rec.mixture[a] for a in AGENDAS}),
             "populations": {a: len(p) for a, p in st.populations.items()}}
 
 
@@ -88,8 +88,9 @@ def field_file_text(search: SeatSearch, s: dict) -> str:
     for a, r in s["agendas"].items():
         chance = interval(r, "player_win_rate", "player_win_ci")
         lines.append(f"{a}: a player's chance to win {chance} (fair {pc(r['player_fair'])}; "
-                     f"by the deal: {deal_text(r)}); the Agenda wins {pc(r['win_rate'])}; single-seat "
-                     f"deviation gain {gain(r['seat_deviation_gain'], r['seat_gain_ci'])}, "
+                     f"by the deal: {deal_text(r)}); the Agenda wins {pc(r['win_rate'])}; "
+                     "single-seat deviation gain "
+                     f"{gain(r['seat_deviation_gain'], r['seat_gain_ci'])}, "
                      f"team {gain(r['team_deviation_gain'], r['team_gain_ci'])} points")
     lines += ["", "Deviation gains are the largest a search found: lower bounds of what "
               "exists.", "Each seat draws one planner of its Agenda's mixture with these "

@@ -65,10 +65,10 @@ from fbsim.experiments.metrics.stats import discordant_from_normal, paired_propo
 from fbsim.experiments.run.spec import SweepSpec
 from fbsim.experiments.run.sweep import run_sweep
 from fbsim.experiments.search.cem import Dim, cem
-from fbsim.experiments.search.meta import payoffs, solve
-from fbsim.game import layout as L
 from fbsim.experiments.search.equilibrium import fields
 from fbsim.experiments.search.equilibrium.fields import planner
+from fbsim.experiments.search.meta import payoffs, solve
+from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup, lineup_to_toml
 
 STATE_VERSION = 2  # 2: best responses from several starts, audits of the chosen field

@@ -5,9 +5,9 @@ planner; in the game as played every seat draws its own planner from its Agenda'
 independently of the other seats (the field's `draw = "seat"`). The search is population
 based, in the manner of PSRO (Lanctot et al. 2017), with its three parts apart as there:
 
-- the **meta-solver** (`replicator`): each iteration moves the mixture over the populations
-  by `meta_steps` replicator steps, each on freshly simulated single-seat payoffs of every
-  strategy in the mixture's support against the current mixture;
+- the **meta-solver** (`metasolver`): each iteration moves the mixture over the populations
+  by `meta_steps` steps of smooth fictitious play, each on freshly simulated single-seat
+  payoffs of every strategy of the populations against the current mixture;
 - the **oracle** (`oracle`): for each Agenda, the planner that wins most often for one seat
   deviating from that field (rotated over the seats), searched in the planner's whole space
   from several starts;
@@ -15,13 +15,14 @@ based, in the manner of PSRO (Lanctot et al. 2017), with its three parts apart a
   paired game by game with the field (`fbsim.experiments.search.deviation`).
 
 A best response whose gain (upper end of its 95% interval) exceeds `tolerance` joins its
-population and enters the mixture. Once an iteration confirms no gain above the tolerance,
-its field is **audited**: new best responses on fresh seeds from more starts, one seat and
-every seat of the Agenda (the team deviation, reported beside it), confirmed on fresh games
-(`audit_games`). A field whose audit also finds no single-seat gain above the tolerance is
-the answer (converged); an audit that finds one adds it to the population and the search goes
-on. A search that runs out of iterations answers with its least exploitable field (the lowest
-largest confirmed gain), audited, and says that it did not converge.
+population (the meta-solver's next steps give it its share). Once an iteration confirms no
+gain above the tolerance, its field is **audited**: new best responses on fresh seeds from
+more starts, one seat and every seat of the Agenda (the team deviation, reported beside
+it), confirmed on fresh games (`audit_games`). A field whose audit also finds no single-seat
+gain above the tolerance is the answer (converged); an audit that finds one adds it to
+the population and the search goes on. A search that runs out of iterations answers with
+its least exploitable field (the lowest largest confirmed gain), audited, and says that it
+did not converge.
 
 Every seed comes from `seeds.seed_of`; the state (`state.State`) is saved after every step.
 """
@@ -36,7 +37,7 @@ import numpy as np
 from fbsim.errors import UsageError
 from fbsim.experiments.search import deviation
 from fbsim.experiments.search.deviation import Deviant, evaluate
-from fbsim.experiments.search.equilibrium import replicator
+from fbsim.experiments.search.equilibrium import metasolver
 from fbsim.experiments.search.equilibrium.fields import field_lineup, planner
 from fbsim.experiments.search.equilibrium.oracle import (
     Effort,
@@ -87,19 +88,20 @@ class Budget:
     """Games are per seat range (`fbsim.experiments.search.deviation.evaluate`): a single
     seat's deviant plays `players` ranges of them."""
 
-    meta_games: int = 2_000  # each strategy of the support, each replicator step
-    meta_steps: int = 4  # replicator steps per iteration
-    step_size: float = 15.0  # the replicator's eta (per unit of win rate)
-    generations: int = 6  # of each best-response search
-    population: int = 10  # candidates per generation
+    meta_games: int = 1_500  # each strategy of the populations, each meta step
+    meta_steps: int = 6  # smooth fictitious play's steps per iteration
+    beta: float = 100.0  # its softmax's sharpness, per unit of win rate
+    memory: int = 4  # the previous field counts as memory + 1 of an iteration's steps
+    generations: int = 8  # of each best-response search
+    population: int = 12  # candidates per generation
     screen_games: int = 1_000  # each start candidate, once
-    search_games: int = 1_000  # each candidate of a generation
-    select_games: int = 4_000  # each finalist
+    search_games: int = 1_500  # each candidate of a generation
+    select_games: int = 6_000  # each finalist
     confirm_games: int = 20_000  # the field and each best response, every iteration
     audit_games: int = 40_000  # the field and each audit's deviants
-    iterations: int = 12  # at most
-    starts: int = 2  # searched from, of the screened candidates (the best ones)
-    audit_starts: int = 3  # the same in an audit
+    iterations: int = 30  # at most
+    starts: int = 3  # searched from, of the screened candidates (the best ones)
+    audit_starts: int = 4  # the same in an audit
     audits: int = 3  # at most
     tolerance: float = 0.03  # single-seat gain (upper end of its 95% interval) that stops
 
@@ -162,33 +164,27 @@ class SeatSearch:
         return seed_of(self.seed, self.players, stream, iteration, a, start, step)
 
     def field(self, mix: dict[str, list[float]]) -> Lineup:
-        return field_lineup(self.state.populations, mix, DRAW)
+        """The field a mixture plays (`metasolver.prune`)."""
+        return field_lineup(self.state.populations, played(mix), DRAW)
 
     # ------------------------------------------------------------------ steps
 
     def meta_step(self, it: int, k: int, mix: dict) -> tuple[dict, dict, dict, int]:
-        """One replicator step: (the new mixture, each strategy's payoff, each Agenda's meta
-        regret, the games played)."""
-        pops = self.state.populations
-        devs, where = [], []
-        for a in AGENDAS:
-            for i, w in enumerate(mix[a]):
-                if w > 0:
-                    devs.append(Deviant(a, Entry.make("planner", pops[a][i])))
-                    where.append((a, i))
+        """One step of smooth fictitious play: every strategy of the populations against the
+        field of `mix`: (the new mixture, each strategy's payoff, each Agenda's meta regret,
+        the games played)."""
+        pops, b = self.state.populations, self.budget
+        devs = [Deviant(a, Entry.make("planner", s)) for a in AGENDAS for s in pops[a]]
         ev = evaluate(self.rules, self.field(mix), devs, self.seed_of("meta", it, step=k),
-                      self.budget.meta_games, self.client)
-        u = {a: np.full(len(pops[a]), np.nan) for a in AGENDAS}
-        for (a, i), g in zip(where, ev.gains, strict=True):
-            u[a][i] = g.rate
+                      b.meta_games, self.client)
+        rates = iter(g.rate for g in ev.gains)
+        u = {a: np.array([next(rates) for _ in pops[a]]) for a in AGENDAS}
         new, regret = {}, {}
         for a in AGENDAS:
-            x = np.asarray(mix[a], dtype=float)
-            regret[a] = replicator.regret(x, np.nan_to_num(u[a]))
-            new[a] = [float(v) for v in replicator.step(x, np.nan_to_num(u[a]),
-                                                        self.budget.step_size)]
-        payoffs = {a: [None if v != v else float(v) for v in u[a]] for a in AGENDAS}
-        return new, payoffs, regret, ev.games
+            x = metasolver.grow(mix[a], len(pops[a]))
+            regret[a] = metasolver.regret(metasolver.prune(x), u[a])
+            new[a] = [float(v) for v in metasolver.step(x, u[a], b.beta, k, b.memory)]
+        return new, {a: [float(v) for v in u[a]] for a in AGENDAS}, regret, ev.games
 
     def search(self, stream: str, it: int, agenda: str, field: Lineup, mix: dict,
                payoffs: dict | None, previous: dict | None, mode: str, audit: bool
@@ -196,8 +192,7 @@ class SeatSearch:
         pops = self.state.populations
         strongest = None
         if payoffs is not None:
-            u = [(-1.0 if v is None else v) for v in payoffs[agenda]]
-            strongest = pops[agenda][int(np.argmax(u))]
+            strongest = pops[agenda][int(np.argmax(payoffs[agenda]))]
         comps = component_params(field.by_agenda[agenda].as_dict())
         cands = start_candidates(agenda, comps, strongest, previous)
         stage_streams = {"screen": stream + "search", "search": stream + "search",
@@ -236,8 +231,6 @@ class SeatSearch:
             if r.gain["ci"][1] > self.budget.tolerance and r.strategy not in \
                     self.state.populations[a]:
                 self.state.populations[a].append(r.strategy)
-                self.state.mixture[a] = [float(v) for v in replicator.enter(
-                    self.state.mixture[a], len(self.state.populations[a]))]
 
     def iterate(self) -> Iteration:
         """One iteration (resumed from `pending` where it stopped)."""
@@ -249,7 +242,7 @@ class SeatSearch:
             p.update({"iteration": it, "mixture": st.mixture, "step": 0, "payoffs": None,
                       "regret": None, "responses": {}, "games": 0})
         while p["step"] < b.meta_steps:
-            self.say(f"iteration {it}: replicator step {p['step'] + 1} of {b.meta_steps}")
+            self.say(f"iteration {it}: meta-solver step {p['step'] + 1} of {b.meta_steps}")
             mix, payoffs, regret, games = self.meta_step(it, p["step"], p["mixture"])
             p.update({"mixture": mix, "payoffs": payoffs, "regret": regret,
                       "step": p["step"] + 1})
@@ -341,6 +334,11 @@ class SeatSearch:
         while self.converged() is None and len(st.audits) < b.audits and \
                 st.audit_of(self.chosen()) is None:
             self.audit(self.chosen())
+
+
+def played(mix: dict[str, list[float]]) -> dict[str, list[float]]:
+    """The mixtures as the field plays them (`metasolver.prune`)."""
+    return {a: [float(v) for v in metasolver.prune(x)] for a, x in mix.items()}
 
 
 def gains_line(found: dict[str, Response]) -> str:

@@ -1,0 +1,367 @@
+"""The game as played, one seat at a time: fields drawn per seat, a player's chance by the
+Agenda dealt, single-seat and team deviations, the single-seat equilibrium search (its
+meta-solver, seeds, state, resuming, summary) and `fbsim exploit --deviate seat`."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fbsim.cli import main
+from fbsim.errors import UsageError
+from fbsim.experiments.run.runner import Arm, play, search_metrics
+from fbsim.experiments.search import deviation
+from fbsim.experiments.search.deviation import TEAM, Deviant, evaluate
+from fbsim.experiments.search.equilibrium import metasolver
+from fbsim.experiments.search.equilibrium.seeds import seed_of
+from fbsim.game import layout as GL
+from fbsim.game.lineup import Entry, Lineup, lineup_from_file, lineup_from_toml, lineup_to_toml
+from fbsim.policies import registry
+from fbsim.policies.field import (
+    COMPONENTS,
+    DRAW_AGENDA,
+    DRAW_SEAT,
+    P_DRAW,
+    WIDTH,
+    component,
+    field_params,
+)
+from fbsim.rules import load_rules
+
+A = {"aim": 470, "chips": 6, "buy": 1}
+B = {"aim": 600, "chips": 0, "buy": 3, "greed": 1}
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def two(draw: str, w: float = 0.5) -> Entry:
+    full = [Entry.make("planner", x).as_dict() for x in (A, B)]
+    return Entry.make("field", field_params([(w, full[0]), (1 - w, full[1])], draw))
+
+
+# ------------------------------------------------------------------ the field's draw
+
+
+def test_the_draw_parameter_is_where_the_field_reads_it():
+    """P_DRAW is the `draw` parameter's place in the field bot's vector (declared order)."""
+    names = [p.name for p in registry()["field"].params]
+    assert names.index("draw") == P_DRAW
+    assert registry()["field"].defaults()["draw"] == DRAW_SEAT
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**40), game=st.integers(0, 2**30), agenda=st.integers(0, 2))
+def test_a_draw_per_agenda_is_shared_by_its_seats_and_a_draw_per_seat_is_its_own(seed, game,
+                                                                                 agenda):
+    """R-I3: the draw reads only the seat, its own Agenda and the game's coordinates. Per
+    Agenda every seat of the Agenda plays one component; per seat each draws its own."""
+    by_agenda, by_seat = two("agenda").vector(), two("seat").vector()
+    args = (np.int64(seed), np.int64(game), np.int64(agenda))
+    shared = {component(by_agenda, *args, np.int64(s)) for s in range(6)}
+    assert len(shared) == 1
+    own = {component(by_seat, *args, np.int64(s)) for s in range(6)}
+    assert own <= {COMPONENTS, COMPONENTS + WIDTH}  # component 0 or 1, whatever the seat
+
+
+def test_seats_draw_independently_with_the_weights():
+    """Per seat: over many games each seat plays the first component at its weight, and two
+    seats of one Agenda agree about as often as independent draws do (w^2 + (1-w)^2)."""
+    w = 0.3
+    P = two("seat", w).vector()
+    first = COMPONENTS  # the first component's offset (after the weights)
+    picks = np.array([[component(P, np.int64(5), np.int64(g), np.int64(GL.STEWARD),
+                                 np.int64(s)) == first for s in range(2)] for g in range(4000)])
+    share = picks.mean(axis=0)
+    assert np.all(np.abs(share - w) < 4 * np.sqrt(w * (1 - w) / 4000))
+    agree = (picks[:, 0] == picks[:, 1]).mean()
+    assert abs(agree - (w * w + (1 - w) ** 2)) < 0.04
+    P = two("agenda", w).vector()
+    picks = np.array([[component(P, np.int64(5), np.int64(g), np.int64(GL.STEWARD),
+                                 np.int64(s)) for s in range(2)] for g in range(500)])
+    assert (picks[:, 0] == picks[:, 1]).all()
+
+
+def test_a_field_drawn_per_agenda_plays_todays_games():
+    """A draw per Agenda keeps the draw the fields have always made (seat left out of the
+    coordinates): a per-seat field's seat draws differ from it."""
+    P = two("agenda").vector()
+    assert P[P_DRAW] == DRAW_AGENDA
+    assert two("seat").vector()[P_DRAW] == DRAW_SEAT
+
+
+# ------------------------------------------------------------------ lineup files
+
+
+def test_lineup_files_say_how_their_mixtures_are_drawn(tmp_path):
+    mix = {"agendas": {"steward": {"mixture": [{"weight": 1, "aim": 500}]}}}
+    assert lineup_from_toml(mix).by_agenda["steward"].as_dict()["draw"] == DRAW_AGENDA
+    for how, code in (("seat", DRAW_SEAT), ("agenda", DRAW_AGENDA)):
+        lu = lineup_from_toml({"draw": how, **mix})
+        assert lu.by_agenda["steward"].as_dict()["draw"] == code
+        text = lineup_to_toml(lu)
+        assert f'draw = "{how}"' in text
+        path = tmp_path / f"{how}.toml"
+        path.write_text(text)
+        assert lineup_from_file(path) == lu
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"draw": "seats", "agendas": {"steward": {"mixture": [{"weight": 1}]}}},
+     'draw: expected one of "agenda", "seat", got \'seats\''),
+    ({"draw": 1, "agendas": {"steward": {"mixture": [{"weight": 1}]}}}, "draw: expected"),
+    ({"draw": "seat"}, "draw: this lineup has no mixture to draw"),
+])
+def test_a_bad_draw_is_a_one_line_error(doc, message):
+    with pytest.raises(UsageError, match="lineup") as e:
+        lineup_from_toml(doc)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_committed_team_fields_read_as_drawn_per_agenda():
+    for n in (3, 4, 5, 6):
+        lu = lineup_from_file(f"results/equilibrium-team/p{n}.toml")
+        assert {e.as_dict()["draw"] for e in lu.by_agenda.values()} == {DRAW_AGENDA}
+
+
+# ------------------------------------------------------------------ a player's chance
+
+
+def _records(lineup: Lineup, players: int, games: int, seed: int = 3):
+    rules = load_rules(players=players)
+    rec = play(Arm(rules, lineup), seed, 0, games)
+    return rules, {k: np.array(v) for k, v in rec.items()}
+
+
+@pytest.mark.parametrize("players", [3, 5])
+def test_a_players_chance_counts_wins_over_the_seats_dealt(players):
+    """player_win_{a} = wins by a's holders / seats dealt a; by the deal; a seat's own; all
+    from the records directly."""
+    from fbsim.experiments.metrics.tally import Tally
+
+    lineup = Lineup()
+    rules, rec = _records(lineup, players, 3000)
+    t = Tally(players, rules.rounds, metric_list=search_metrics(players))
+    t.add(t.measure(play(Arm(rules, lineup), 3, 0, 3000), rules, lineup))
+    agenda, winner = rec["agenda"], rec["winner"]
+    won = np.zeros_like(agenda, dtype=bool)
+    rows = np.flatnonzero(winner >= 0)
+    won[rows, winner[rows]] = True
+    for i, a in enumerate(GL.AGENDA_NAMES):
+        held = agenda == i
+        assert t.total(f"player_win_{a}") == (won & held).sum()
+        assert t.denominator(f"player_win_{a}") == held.sum()
+        k = held.sum(axis=1)
+        for n in range(1, players + 1):
+            games = k == n
+            assert t.denominator(f"player_win_{a}_k{n}") == n * games.sum()
+            assert t.total(f"player_win_{a}_k{n}") == (won & held)[games].sum()
+        for s in range(players):
+            assert t.denominator(f"seat_win_{s}_{a}") == held[:, s].sum()
+            assert t.total(f"seat_win_{s}_{a}") == (won[:, s] & held[:, s]).sum()
+
+
+# ------------------------------------------------------------------ deviations
+
+
+def test_a_seat_playing_the_field_itself_gains_exactly_nothing():
+    """The deviant is the field's own entry (drawn per seat): every game is the same game,
+    no pair changes, gain 0; and so for a team deviant playing the field's own entry."""
+    field = Lineup({"steward": two("seat"), "accelerationist": Entry.make("planner", B)})
+    rules = load_rules(players=4)
+    ev = evaluate(rules, field, [Deviant("steward", field.by_agenda["steward"]),
+                                 Deviant("accelerationist", field.by_agenda["accelerationist"],
+                                         TEAM)], 11, 300)
+    for g in ev.gains:
+        assert g.gain == 0 and g.changed == 0 and g.rate == g.base
+        assert g.ci[0] < 0 < g.ci[1]
+    assert ev.gains[0].n == pytest.approx(4 * 300 * 2 / 6, rel=0.3)  # seat-games dealt
+    assert ev.gains[1].n == 4 * 300
+    assert ev.games == 4 * 300 * 3  # the field and both deviants, on every seat's range
+
+
+def test_a_seat_deviation_is_paired_game_by_game_on_each_seats_range():
+    """The gain's counts (b, c, n) are those of the records: on seat s's range [s G, (s+1) G)
+    seat s plays the deviant; a pair is a game where it holds the Agenda."""
+    players, G, seed = 4, 250, 9
+    rules = load_rules(players=players)
+    field = Lineup()
+    strat = Entry.make("planner", A)
+    ev = evaluate(rules, field, [Deviant("steward", strat)], seed, G)
+    b = c = n = 0
+    for s in range(players):
+        base = play(Arm(rules, field), seed, s * G, G)
+        base = {k: np.array(v) for k, v in base.items()}
+        dev = play(Arm(rules, Lineup(field.by_agenda, {s: strat})), seed, s * G, G)
+        dev = {k: np.array(v) for k, v in dev.items()}
+        assert np.array_equal(base["agenda"], dev["agenda"])  # the same deal
+        held = base["agenda"][:, s] == GL.STEWARD
+        w0, w1 = base["winner"] == s, dev["winner"] == s
+        b += (held & w1 & ~w0).sum()
+        c += (held & w0 & ~w1).sum()
+        n += held.sum()
+    g = ev.gains[0]
+    assert (g.n, g.changed) == (n, b + c)
+    assert g.gain == pytest.approx((b - c) / n)
+    assert g.ci[0] <= g.gain <= g.ci[1]
+
+
+# ------------------------------------------------------------------ the meta-solver, seeds
+
+
+def test_smooth_fictitious_play_moves_towards_the_better_strategy_and_averages():
+    x = np.array([0.5, 0.5, 0.0])
+    u = np.array([0.2, 0.3, 0.1])
+    y = metasolver.step(x, u, 100.0, 0)
+    assert y.sum() == pytest.approx(1) and y[1] > 0.5 > y[0]
+    assert y[2] > 0  # a strategy left out gets its share back by its payoff
+    z = metasolver.step(x, u, 100.0, 0, memory=4)
+    assert 0.5 < z[1] < y[1]  # more memory, smaller steps
+
+
+@given(st.lists(st.floats(0.001, 1.0), min_size=1, max_size=20))
+def test_a_pruned_mixture_is_a_field(ws):
+    x = metasolver.prune(np.array(ws))
+    assert x.sum() == pytest.approx(1.0)
+    assert (x > 0).sum() <= metasolver.COMPONENTS
+    assert x[np.argmax(ws)] > 0
+
+
+def test_matching_pennies_averages_to_its_equilibrium():
+    """Role 0 wants to match, role 1 to mismatch: smooth fictitious play's average comes to
+    (1/2, 1/2) where best responses cycle."""
+    x, y = np.array([0.9, 0.1]), np.array([0.2, 0.8])
+    for k in range(400):
+        ux = np.array([y[0] - y[1], y[1] - y[0]])
+        uy = -np.array([x[0] - x[1], x[1] - x[0]])
+        x, y = metasolver.step(x, ux, 20.0, k), metasolver.step(y, uy, 20.0, k)
+    assert np.allclose(x, 0.5, atol=0.08) and np.allclose(y, 0.5, atol=0.08)
+
+
+def test_every_part_of_a_search_has_its_own_seed():
+    seen = {seed_of(0, n, s, i, a, k, g) for n in (3, 4) for s in ("meta", "search", "confirm")
+            for i in range(5) for a in range(4) for k in range(3) for g in range(3)}
+    assert len(seen) == 2 * 3 * 5 * 4 * 3 * 3
+    assert all(0 <= x < 2**62 for x in seen)
+    assert seed_of(1, 3, "meta") == seed_of(1, 3, "meta")
+    with pytest.raises(ValueError):
+        seed_of(0, 3, "nope")
+
+
+# ------------------------------------------------------------------ the search end to end
+
+SMALL = ["--meta-games", "150", "--meta-steps", "1", "--generations", "1", "--population",
+         "3", "--screen-games", "100", "--search-games", "100", "--select-games", "150",
+         "--starts", "1", "--audit-starts", "1", "--confirm-games", "300", "--audit-games",
+         "300", "--audits", "1", "-q"]
+
+
+def test_the_single_seat_search_writes_its_field_and_summary_and_resumes(capsys, tmp_path):
+    out = tmp_path / "eq"
+    code, stdout, err = run(capsys, "equilibrium", "--players", "3", "--out", out, "--json",
+                            "--iterations", "2", *SMALL)
+    assert code == 0, err
+    printed = json.loads(stdout)
+    assert printed == json.loads((out / "summary.json").read_text())
+    s = printed["players"]["3"]
+    assert s["draw"] == "seat" and 1 <= s["iterations"] <= 2 and s["games"] > 0
+    assert s["audited"] and s["field_iteration"] < s["iterations"]
+    for a in s["agendas"].values():
+        assert a["player_win_ci"][0] <= a["player_win_rate"] <= a["player_win_ci"][1]
+        assert a["seat_gain_ci"][0] <= a["seat_deviation_gain"] <= a["seat_gain_ci"][1]
+        if s["field_iteration"] in s["audited"]:
+            assert a["team_gain_ci"][0] <= a["team_deviation_gain"] <= a["team_gain_ci"][1]
+        assert a["player_fair"] == pytest.approx((1 - s["everyone_loses"]["rate"]) / 3)
+        deal = a["by_deal"]
+        assert deal and all(int(k) >= 1 and v["games"] > 0 for k, v in deal.items())
+        # a player's chance is the by-deal chances weighted by the seats dealt
+        seats = sum(int(k) * v["games"] for k, v in deal.items())
+        mean = sum(int(k) * v["games"] * v["player_win_rate"] for k, v in deal.items()) / seats
+        assert mean == pytest.approx(a["player_win_rate"])
+    field = lineup_from_file(out / "p3.toml")
+    assert {e.as_dict()["draw"] for e in field.by_agenda.values()} == {DRAW_SEAT}
+    assert 'draw = "seat"' in (out / "p3.toml").read_text()
+    assert "| 3 | steward |" in (out / "summary.md").read_text()
+    # a finished search resumes without playing anything
+    state = (out / "p3" / "state.json").read_text()
+    code, stdout2, err = run(capsys, "equilibrium", "--players", "3", "--out", out, "--json",
+                             "--iterations", "2", *SMALL)
+    assert code == 0, err
+    assert json.loads(stdout2) == printed
+    assert (out / "p3" / "state.json").read_text() == state
+    code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", out, *SMALL,
+                       "--seed", "4")
+    assert code == 2 and "another --out" in err and err.count("\n") == 1
+
+
+def test_a_search_stopped_and_resumed_is_the_search_run_at_once(tmp_path, monkeypatch):
+    """Killed in the middle of an iteration (after its meta steps and a best response) and
+    run again: the same state, games counted once."""
+    from fbsim.experiments.search.equilibrium import trainer
+    from fbsim.experiments.search.equilibrium.trainer import Budget, SeatSearch
+
+    b = Budget(meta_games=100, meta_steps=2, generations=1, population=2, screen_games=100,
+               search_games=100, select_games=100, confirm_games=200, audit_games=200,
+               iterations=1, starts=1, audit_starts=1, audits=0)
+    whole = SeatSearch(3, tmp_path / "a", 0, b, None, {})
+    whole.run()
+    calls = {"n": 0}
+    real = trainer.best_response
+
+    def dies(*args, **kw):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kw)
+
+    monkeypatch.setattr(trainer, "best_response", dies)
+    with pytest.raises(KeyboardInterrupt):
+        SeatSearch(3, tmp_path / "b", 0, b, None, {}).run()
+    monkeypatch.setattr(trainer, "best_response", real)
+    again = SeatSearch(3, tmp_path / "b", 0, b, None, {})
+    assert again.state.pending["step"] == 2 and len(again.state.pending["responses"]) == 1
+    again.run()
+    assert json.loads((tmp_path / "a" / "p3" / "state.json").read_text()) == json.loads(
+        (tmp_path / "b" / "p3" / "state.json").read_text())
+
+
+def test_seat_and_team_options_are_their_own_games(capsys, tmp_path):
+    for args, message in ((["--cell-games", "300"], "--cell-games: only with --draw agenda"),
+                          (["--draw", "agenda", "--meta-games", "300"],
+                           "--meta-games: only with --draw seat"),
+                          (["--draw", "both"], "--draw: one of seat, agenda"),
+                          (["--meta-games", "10"], "--meta-games: at least 100 games"),
+                          (["--meta-steps", "0"], "--meta-steps: 1 to 50")):
+        code, _, err = run(capsys, "equilibrium", "--out", tmp_path / "x", *args)
+        assert code == 2, err
+        assert message in err and err.count("\n") == 1
+        assert not (tmp_path / "x").exists()
+
+
+def test_exploit_searches_one_seats_best_response(capsys, tmp_path):
+    field = tmp_path / "f.toml"
+    field.write_text(lineup_to_toml(Lineup({"steward": two("seat")})))
+    code, stdout, err = run(capsys, "exploit", "--agenda", "steward", "--players", "3",
+                            "--field", field, "--budget", "3600", "--generations", "1",
+                            "--population", "3", "--confirm-games", "900", "--out",
+                            tmp_path / "x", "--json", "-q")
+    assert code == 0, err
+    r = json.loads(stdout)
+    assert r["mode"] == "seat" and r["bot"] == "planner"
+    assert r["fair_share"] == pytest.approx(1 / 3)
+    assert r["diff_ci_low"] <= r["diff"] <= r["diff_ci_high"]
+    assert r["diff"] == pytest.approx(r["best_rate"] - r["field_rate"], abs=1e-9)
+    assert (tmp_path / "x" / "steward-p3" / "result.json").exists()
+    code, _, err = run(capsys, "exploit", "--agenda", "steward", "--deviate", "all")
+    assert code == 2 and "--deviate: one of seat, team" in err
+
+
+def test_deviation_modes_are_named_once():
+    assert deviation.MODES == ("seat", "team")
