@@ -67,7 +67,7 @@ def moves(strategy: dict) -> list[dict]:
 
 def exploit_start(agenda: str) -> dict:
     """`fbsim exploit`'s start for this Agenda (its `tunable` preset), as a planner."""
-    from fbsim.experiments.search.exploit import PRESETS
+    from fbsim.experiments.search.presets import PRESETS
     from fbsim.policies.planner import from_tunable
 
     return planner(from_tunable(PRESETS[agenda]))

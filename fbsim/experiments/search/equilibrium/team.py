@@ -155,7 +155,7 @@ def search_seed(base: int, it: int, agenda: str) -> int:
 
 def exploit_start(agenda: str) -> dict:
     """`fbsim exploit`'s start for this Agenda (its `tunable` preset), as a planner."""
-    from fbsim.experiments.search.exploit import PRESETS
+    from fbsim.experiments.search.presets import PRESETS
     from fbsim.policies.planner import from_tunable
 
     return from_tunable(PRESETS[agenda])
@@ -175,7 +175,7 @@ def start_space(agenda: str, start: dict | None) -> tuple[list[Dim], Callable]:
     candidates to full planner strategies."""
     if start is None:
         from fbsim.experiments.search.exploit import DIMS as TUNABLE_DIMS
-        from fbsim.experiments.search.exploit import PRESETS
+        from fbsim.experiments.search.presets import PRESETS
         from fbsim.policies.planner import from_tunable
 
         dims = [Dim(d.name, d.lo, d.hi, d.integer, PRESETS[agenda][d.name])
