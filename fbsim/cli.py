@@ -794,9 +794,9 @@ def equilibrium_cmd(
              "game).")] = "seat",
     meta_games: Annotated[str | None, typer.Option(
         help="seat: games per seat range for each strategy of the populations, each step of "
-             "the meta-solver (1500).")] = None,
+             "the meta-solver (1000).")] = None,
     meta_steps: Annotated[int | None, typer.Option(
-        help="seat: the meta-solver's steps (smooth fictitious play) per iteration (6).")
+        help="seat: the meta-solver's steps (smooth fictitious play) per iteration (16).")
                                   ] = None,
     cell_games: Annotated[str | None, typer.Option(
         help="agenda: games per cell of the payoff table (20000).")] = None,

@@ -88,8 +88,8 @@ class Budget:
     """Games are per seat range (`fbsim.experiments.search.deviation.evaluate`): a single
     seat's deviant plays `players` ranges of them."""
 
-    meta_games: int = 1_500  # each strategy of the populations, each meta step
-    meta_steps: int = 6  # smooth fictitious play's steps per iteration
+    meta_games: int = 1_000  # each strategy of the populations, each meta step
+    meta_steps: int = 16  # smooth fictitious play's steps per iteration
     beta: float = 100.0  # its softmax's sharpness, per unit of win rate
     memory: int = 4  # the previous field counts as memory + 1 of an iteration's steps
     generations: int = 8  # of each best-response search
