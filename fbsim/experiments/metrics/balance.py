@@ -55,6 +55,9 @@ def fair_shares(tally: Tally, rules: Rules, old: bool = False) -> dict[str, floa
     out = {f"win_{a}": tally.fair_share(f"dealt_{a}", old) for a in L.AGENDA_NAMES}
     out.update({f"win_place_{p}": fair_win_rate(1 / n, tally.everyone_loses(old))
                 for p in range(n)})
+    # a player's chance, whatever the Agenda dealt and however many hold it: 1/n of the wins
+    out.update({m.key: fair_win_rate(1 / n, tally.everyone_loses(old))
+                for m in tally.metrics if m.section == "deal"})
     return out
 
 

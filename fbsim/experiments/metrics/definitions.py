@@ -41,6 +41,7 @@ DIAL_BINS = 1024
 
 SECTIONS = {
     "wins": "Who wins",
+    "deal": "A player's chance, by the Agenda dealt",
     "world": "How the world ends",
     "seats": "Seat advantage",
     "fog": "Fog: the shared pot",
@@ -161,31 +162,40 @@ def metrics(players: int, bots: tuple[str, ...]) -> list[Metric]:
     return out
 
 
-def deal_metrics(players: int) -> list[Metric]:
+def deal_metrics(players: int, most: tuple[int, ...] | None = None) -> list[Metric]:
     """A player's chance to win given the Agenda dealt, the measure of a game won by one
     player (R-E3, R-E4): for each Agenda a, `player_win_{a}` = the wins of a's holders over
     the seats dealt a (a seat's chance, averaged over the seats and deals; fair share
-    1 / players when nobody's Agenda favours them); `player_win_{a}_k{k}` the same over the
-    games where exactly k seats hold a (its x adds up k per such game); and for each seat s,
-    `seat_win_{s}_{a}`: seat s's wins over the games it holds a (what a single seat's
+    1 / players of the games somebody wins); `player_win_{a}_k{k}` the same over the games
+    where exactly k seats hold a (its x adds up k per such game; k up to `most[a]`, the
+    deck's count, default every seat); these are the report's section "deal". And for each
+    seat s, `seat_win_{s}_{a}`: seat s's wins over the games it holds a (what a single seat's
     deviation changes, `fbsim.experiments.search.deviation`). Not among the sweep tables'
-    metrics: the searches and summaries that ask for them count them."""
+    metrics: the report and the searches count them."""
     from fbsim.experiments.metrics.per_game import DEAL_BASE
 
     out = []
     for i, a in enumerate(L.AGENDA_NAMES):
-        out.append(Metric(f"player_win_{a}", None, f"A {a}'s chance to win", "pct",
-                          y=Term("winner_agenda", i), x=Term("seats_dealt", i)))
-        for k in range(1, players + 1):
+        out.append(Metric(f"player_win_{a}", "deal", f"A {a.capitalize()}'s chance to win",
+                          "pct", y=Term("winner_agenda", i), x=Term("seats_dealt", i)))
+        for k in range(1, (players if most is None else min(players, most[i])) + 1):
             arg = DEAL_BASE * k + i
-            out.append(Metric(f"player_win_{a}_k{k}", None,
-                              f"A {a}'s chance to win, {k} at the table", "pct",
-                              y=Term("winner_agenda_dealt", arg), x=Term("seats_dealt_if", arg)))
+            out.append(Metric(f"player_win_{a}_k{k}", "deal",
+                              f"... with {k} {a.capitalize()}{'s' if k > 1 else ''} dealt",
+                              "pct", y=Term("winner_agenda_dealt", arg),
+                              x=Term("seats_dealt_if", arg)))
         for s in range(players):
             arg = DEAL_BASE * s + i
             out.append(Metric(f"seat_win_{s}_{a}", None, f"Seat {s}'s chance to win as {a}",
                               "pct", y=Term("seat_won_as", arg), x=Term("seat_dealt_as", arg)))
     return out
+
+
+def report_deal_metrics(rules: Rules) -> list[Metric]:
+    """The report's section "deal" for these rules: a player's chance by the Agenda dealt and
+    by how many seats hold it (up to the deck's count)."""
+    most = tuple(rules.decks.for_players(rules.players).counts())
+    return [m for m in deal_metrics(rules.players, most) if m.section is not None]
 
 
 def deck_share(rules: Rules, agenda: str) -> float:

@@ -40,6 +40,7 @@ from fbsim.experiments.metrics.definitions import (
     bot_rows,
     fair_win_rate,
     metrics,
+    report_deal_metrics,
 )
 from fbsim.experiments.metrics.stats import Z95, paired_proportions, wilson
 from fbsim.game import layout as L
@@ -82,11 +83,14 @@ class Tally:
 
     @classmethod
     def for_rules(cls, rules: Rules, *lineups: Lineup, paired: bool = False,
-                  bots: tuple[str, ...] | None = None, per_game: bool | None = None
-                  ) -> Tally:
-        """A tally of games under `rules`, with a row per bot of `lineups` (or `bots`)."""
+                  bots: tuple[str, ...] | None = None, per_game: bool | None = None,
+                  deal: bool = False) -> Tally:
+        """A tally of games under `rules`, with a row per bot of `lineups` (or `bots`);
+        `deal`: a player's chance by the Agenda dealt as well (`report_deal_metrics`)."""
         rows = bots if bots is not None else bot_rows(*(lineups or (Lineup(),)))
-        return cls(rules.players, rules.rounds, paired, rows, per_game=per_game)
+        extra = report_deal_metrics(rules) if deal else []
+        return cls(rules.players, rules.rounds, paired, rows, per_game=per_game,
+                   metric_list=(metrics(rules.players, tuple(rows)) + extra) if deal else None)
 
     def measurer(self, rules: Rules, lineup: Lineup, slot: object = None) -> Measure:
         """This tally's metrics over blocks of games of `rules` and `lineup`, chunk by chunk

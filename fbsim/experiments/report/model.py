@@ -196,7 +196,7 @@ def _play_table(new: Rules, old: Rules | None, lu: Lineup, lu_old: Lineup | None
                 seed: int, progress) -> Tally:
     """One table size: games 0..games-1 under the new (and old) rules, in blocks."""
     return count_paired(Arm(new, lu), None if old is None else Arm(old, lu_old), seed, games,
-                        progress)
+                        progress, deal=True)
 
 
 # ------------------------------------------------------------------------------ resuming
@@ -240,7 +240,7 @@ def _load_part(path: Path, rules: Rules, lu: tuple[Lineup, Lineup | None],
 
 def _tally(rules: Rules, lu: tuple[Lineup, Lineup | None], paired: bool) -> Tally:
     """The tally of one table size: a bot row for each entry of the new and old lineups."""
-    return Tally.for_rules(rules, *(x for x in lu if x is not None), paired=paired)
+    return Tally.for_rules(rules, *(x for x in lu if x is not None), paired=paired, deal=True)
 
 
 def clear_resume(folder: str | Path | None) -> None:

@@ -485,6 +485,12 @@ def render(rep: BalanceReport) -> str:
         parts.append("<h2>What changed</h2>" + fig(fig_forest(rep), "paired differences"))
     parts.append(f"<h2>{SECTIONS['wins']}</h2>" + fig(fig_wins(rep), "win rate per Agenda")
                  + section_table(rep, "wins"))
+    if (rep.metrics["section"] == "deal").any():
+        parts.append(f"<h2>{SECTIONS['deal']}</h2><p>Firebreak is won by one player: a seat's "
+                     "chance to win given the Agenda it was dealt (the wins of the Agenda's "
+                     "holders over the seats dealt it; fair share 1/players of the games "
+                     "somebody wins), then the same by how many seats hold that Agenda, deals "
+                     "that no player sees.</p>" + section_table(rep, "deal"))
     parts.append(f"<h2>{SECTIONS['world']}</h2>" + fig(fig_outcomes(rep), "final bands")
                  + fig(fig_final_dial(rep), "final Dial distribution")
                  + section_table(rep, "world"))

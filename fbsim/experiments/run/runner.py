@@ -153,12 +153,14 @@ def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
 
 
 def count_paired(new: Arm, old: Arm | None, seed: int, n: int,
-                 progress: Progress | None = None) -> Tally:
+                 progress: Progress | None = None, deal: bool = False) -> Tally:
     """Games 0..n-1 of `seed` under `new` and, when given, `old` on the same games (common
     random numbers), counted in one tally with a bot row for each arm's lineup entries:
-    paired when there is an `old` arm (`Tally.difference`), plain otherwise."""
+    paired when there is an `old` arm (`Tally.difference`), plain otherwise. `deal`: a
+    player's chance by the Agenda dealt counted too (`Tally.for_rules`)."""
     arms = [new] if old is None else [new, old]
-    tally = Tally.for_rules(new.rules, *(a.lineup for a in arms), paired=old is not None)
+    tally = Tally.for_rules(new.rules, *(a.lineup for a in arms), paired=old is not None,
+                            deal=deal)
 
     def consume(first: int, recs: list[dict]) -> None:
         block = tally.measure(recs[0], new.rules, new.lineup)
