@@ -365,3 +365,27 @@ def test_exploit_searches_one_seats_best_response(capsys, tmp_path):
 
 def test_deviation_modes_are_named_once():
     assert deviation.MODES == ("seat", "team")
+
+
+def test_the_report_shows_a_players_chance_by_the_deal(tmp_path, capsys):
+    """The report's section "deal": each Agenda's player chance (fair share 1/players of the
+    games somebody wins) and by the deal up to the deck's count, in the page and its table."""
+    import pandas as pd
+
+    out = tmp_path / "r.html"
+    code, _, err = run(capsys, "report", "--players", "4", "--games", "2000", "--out", out,
+                       "--exploit", tmp_path / "none", "-q")
+    assert code == 0, err
+    df = pd.read_parquet(out.with_suffix(".parquet"))
+    deal = df[df["section"] == "deal"].set_index("metric")
+    rules = load_rules(players=4)
+    most = rules.decks.for_players(4).counts()
+    for i, a in enumerate(GL.AGENDA_NAMES):
+        r = deal.loc[f"player_win_{a}"]
+        loses = df.set_index("metric").loc["everyone_loses", "value"]
+        assert r["fair_share"] == pytest.approx((1 - loses) / 4)
+        assert r["ci_low"] <= r["value"] <= r["ci_high"]
+        assert f"player_win_{a}_k{most[i]}" in deal.index
+        assert f"player_win_{a}_k{most[i] + 1}" not in deal.index
+    assert "A player&#x27;s chance, by the Agenda dealt" in out.read_text() or \
+        "A player's chance, by the Agenda dealt" in out.read_text()

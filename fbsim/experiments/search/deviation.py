@@ -84,7 +84,8 @@ class Gain:
 class AgendaStats:
     """One Agenda in the field: its win rate (`win_rate`, a share of games, Wilson) and a
     player's chance to win given it was dealt (`player_win_rate`, the wins over the seats
-    dealt, delta-method interval), and the latter by the deal: how many seats hold it."""
+    dealt, delta-method interval), and both by the deal (`by_deal`: per number k of seats
+    holding it, the games, a player's chance and the Agenda's win rate in them)."""
 
     win_rate: float
     ci: list[float]
@@ -121,8 +122,8 @@ def field_stats(t: Tally) -> FieldStats:
             key = f"player_win_{a}_k{n}"
             seats = t.denominator(key)
             if seats:
-                deal[str(n)] = {"games": seats // n,
-                                "player_win_rate": t.total(key) / seats}
+                deal[str(n)] = {"games": seats // n, "player_win_rate": t.total(key) / seats,
+                                "win_rate": t.total(key) / (seats // n)}
         agendas[a] = AgendaStats(r, [lo, hi], finite(p), [finite(plo), finite(phi)], deal)
 
     def share(key: str) -> dict:

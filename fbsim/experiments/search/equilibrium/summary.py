@@ -34,7 +34,9 @@ def summary(search: SeatSearch) -> dict:
             "fair": deck_share(search.rules, a) * (1 - loses),
             "player_win_rate": s["player_win_rate"], "player_win_ci": s["player_win_ci"],
             "player_fair": (1 - loses) / search.players,
-            "by_deal": s["by_deal"],
+            # (with k seats dealt, at most one winner: the Agenda wins k x a player's chance)
+            "by_deal": {k: {**v, "win_rate": int(k) * v["player_win_rate"]}
+                        for k, v in s["by_deal"].items()},
             "seat_deviation_gain": seat.gain["gain"], "seat_gain_ci": seat.gain["ci"],
             "seat_changed_games": seat.gain["changed"], "seat_found_by": found_by,
             "seat_best_response": seat.strategy,
@@ -76,7 +78,8 @@ def status(s: dict) -> str:
 
 
 def deal_text(r: dict) -> str:
-    return ", ".join(f"{k} at the table {pc(v['player_win_rate'])}"
+    """A player's chance (and the Agenda's win rate) by how many seats hold the Agenda."""
+    return ", ".join(f"{k} dealt {pc(v['player_win_rate'])} (Agenda {pc(v['win_rate'])})"
                      for k, v in sorted(r["by_deal"].items(), key=lambda x: int(x[0])))
 
 
@@ -111,8 +114,8 @@ def write_summary_md(out, doc: dict):
              "counts a win by any of its seats. Deviation gains are paired on the same games, "
              "95% intervals in brackets, and are lower bounds: a search finds what it "
              "finds.", "",
-             "| players | Agenda | a player's chance | fair | by the deal (seats of the "
-             "Agenda: chance) | Agenda wins | single-seat gain | team gain |",
+             "| players | Agenda | a player's chance | fair | by the deal: k dealt, a "
+             "player's chance (the Agenda's) | Agenda wins | single-seat gain | team gain |",
              "|---|---|---|---|---|---|---|---|"]
     for n, s in doc["players"].items():
         if s.get("draw") != DRAW:
