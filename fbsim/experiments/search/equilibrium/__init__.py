@@ -17,14 +17,13 @@ and OUT/summary.md; interrupted searches resume from OUT/pN/state.json.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from pathlib import Path
 
 from fbsim.errors import UsageError
 from fbsim.experiments.search.equilibrium import summary as seat_summary
 from fbsim.experiments.search.equilibrium import team
+from fbsim.experiments.search.equilibrium.state import publish
 from fbsim.experiments.search.equilibrium.trainer import Budget, SeatSearch
 
 DRAWS = ("seat", "agenda")
@@ -45,13 +44,7 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
                                     echo, force)
     out = Path(out)
     budget = budget or Budget()
-    path = out / "summary.json"
     doc = {"players": {}}
-    if path.exists():
-        try:
-            doc = json.loads(path.read_text())
-        except ValueError:
-            doc = {"players": {}}
     for n in players:
         if not 3 <= n <= 6:
             raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
@@ -64,11 +57,7 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
                  f"{result['games']:,} games; this run took {time.monotonic() - began:.0f} s")
         out.mkdir(parents=True, exist_ok=True)
         (out / f"p{n}.toml").write_text(seat_summary.field_file_text(s, result))
-        doc["players"][str(n)] = result
-        doc["players"] = dict(sorted(doc["players"].items()))
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, path)
+        doc = publish(out, n, result)
         seat_summary.write_summary_md(out, doc)
     return doc
 

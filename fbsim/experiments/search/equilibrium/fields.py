@@ -27,3 +27,24 @@ def field_entry(strategies: list[dict], weights, draw: str) -> Entry:
 def field_lineup(pops: dict[str, list[dict]], mix: dict[str, list[float]], draw: str
                  ) -> Lineup:
     return Lineup({a: field_entry(pops[a], mix[a], draw) for a in L.AGENDA_NAMES})
+
+
+# the starting populations: planners close to the default bots, and the strategies that
+# reverse the default bots' findings (a Steward that keeps its Capital, a Collapse-seeking
+# Accelerationist)
+STARTING_POPULATIONS = {
+    "steward": [
+        {"aim": 504, "tolerance": 0, "chips": 6, "futile": 0, "buy": 1, "accuse": 1},
+        {"aim": 504, "tolerance": 0, "chips": 6, "futile": 1, "buy": 0, "accuse": 4,
+         "accuse_min": 3},
+    ],
+    "opportunist": [
+        {"aim": 529.5, "tolerance": 4, "chips": 3, "buy": 4, "accuse": 3},
+    ],
+    "accelerationist": [
+        {"aim": 700, "burn_floor": 3, "mask_burns": 1, "greed": 1, "buy": 3, "reserve": 10,
+         "accuse": 2, "cornered": 2},
+        {"aim": 700, "burn_floor": 3, "collapse": 1, "mask_burns": 1, "greed": 1, "buy": 3,
+         "reserve": 10, "accuse": 2, "cornered": 2},
+    ],
+}

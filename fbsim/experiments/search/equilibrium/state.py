@@ -116,3 +116,22 @@ def _iteration(d: dict) -> Iteration:
 
 def _audit(d: dict) -> Audit:
     return Audit(**{**d, "seat": responses(d["seat"]), "team": responses(d["team"])})
+
+
+def publish(out: Path, players: int, summary: dict) -> dict:
+    """OUT/summary.json with this table size's summary, merged with the sizes already there
+    (written whole, then moved into place); returns the document."""
+    path = Path(out) / "summary.json"
+    doc = {"players": {}}
+    if path.exists():
+        try:
+            doc = json.loads(path.read_text())
+        except ValueError:
+            doc = {"players": {}}
+    doc["players"][str(players)] = summary
+    doc["players"] = dict(sorted(doc["players"].items()))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+    return doc

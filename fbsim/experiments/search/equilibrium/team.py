@@ -66,7 +66,8 @@ from fbsim.experiments.run.spec import SweepSpec
 from fbsim.experiments.run.sweep import run_sweep
 from fbsim.experiments.search.cem import Dim, cem
 from fbsim.experiments.search.equilibrium import fields
-from fbsim.experiments.search.equilibrium.fields import planner
+from fbsim.experiments.search.equilibrium.fields import STARTING_POPULATIONS, planner
+from fbsim.experiments.search.equilibrium.state import publish
 from fbsim.experiments.search.meta import payoffs, solve
 from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup, lineup_to_toml
@@ -98,27 +99,6 @@ DIMS = (
     Dim("reserve", 0, 20, True), Dim("accuse", 0, 4, True), Dim("accuse_min", -5, 15),
     Dim("cornered", 0, 2, True),
 )
-
-# the starting populations: planners close to the default bots, and the strategies that
-# reverse the default bots' findings (a Steward that keeps its Capital, a Collapse-seeking
-# Accelerationist)
-SEEDS = {
-    "steward": [
-        {"aim": 504, "tolerance": 0, "chips": 6, "futile": 0, "buy": 1, "accuse": 1},
-        {"aim": 504, "tolerance": 0, "chips": 6, "futile": 1, "buy": 0, "accuse": 4,
-         "accuse_min": 3},
-    ],
-    "opportunist": [
-        {"aim": 529.5, "tolerance": 4, "chips": 3, "buy": 4, "accuse": 3},
-    ],
-    "accelerationist": [
-        {"aim": 700, "burn_floor": 3, "mask_burns": 1, "greed": 1, "buy": 3, "reserve": 10,
-         "accuse": 2, "cornered": 2},
-        {"aim": 700, "burn_floor": 3, "collapse": 1, "mask_burns": 1, "greed": 1, "buy": 3,
-         "reserve": 10, "accuse": 2, "cornered": 2},
-    ],
-}
-
 
 @dataclass(frozen=True)
 class Budget:
@@ -222,8 +202,9 @@ class Search:
                                  "give another --out, or --force to start it over")
             state["config"] = self.config
             return state
-        return {"config": self.config, "populations": {a: [planner(x).as_dict() for x in SEEDS[a]]
-                                for a in AGENDAS},
+        start = STARTING_POPULATIONS
+        return {"config": self.config,
+                "populations": {a: [planner(x).as_dict() for x in start[a]] for a in AGENDAS},
                 "cells": {}, "iterations": [], "games": 0, "extended": -1, "audits": {}}
 
     def _extend(self) -> None:
@@ -676,24 +657,14 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
     with the sizes already there). Returns {"players": {n: summary}}."""
     out = Path(out)
     budget = budget or Budget()
-    path = out / "summary.json"
     doc = {"players": {}}
-    if path.exists():
-        try:
-            doc = json.loads(path.read_text())
-        except ValueError:
-            doc = {"players": {}}
     for n in players:
         if not 3 <= n <= 6:
             raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
         s = Search(n, out, seed, budget, rules, sets or {}, client, progress, echo, force)
         summary = s.run()
         (out / f"p{n}.toml").write_text(field_file_text(s, summary))
-        doc["players"][str(n)] = summary
-        doc["players"] = dict(sorted(doc["players"].items()))
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, path)
+        doc = publish(out, n, summary)
         write_summary_md(out, doc)
     return doc
 

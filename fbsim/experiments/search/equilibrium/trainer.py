@@ -38,7 +38,11 @@ from fbsim.errors import UsageError
 from fbsim.experiments.search import deviation
 from fbsim.experiments.search.deviation import Deviant, evaluate
 from fbsim.experiments.search.equilibrium import metasolver
-from fbsim.experiments.search.equilibrium.fields import field_lineup, planner
+from fbsim.experiments.search.equilibrium.fields import (
+    STARTING_POPULATIONS,
+    field_lineup,
+    planner,
+)
 from fbsim.experiments.search.equilibrium.oracle import (
     Effort,
     Found,
@@ -61,27 +65,6 @@ AGENDAS = L.AGENDA_NAMES
 DRAW = "seat"
 # budget a saved search may be resumed with, changed
 RESUMABLE = ("iterations", "audits", "starts", "audit_starts")
-
-# the starting populations: planners close to the default bots, and the strategies that
-# reverse the default bots' findings (a Steward that keeps its Capital, a Collapse-seeking
-# Accelerationist)
-SEEDS = {
-    "steward": [
-        {"aim": 504, "tolerance": 0, "chips": 6, "futile": 0, "buy": 1, "accuse": 1},
-        {"aim": 504, "tolerance": 0, "chips": 6, "futile": 1, "buy": 0, "accuse": 4,
-         "accuse_min": 3},
-    ],
-    "opportunist": [
-        {"aim": 529.5, "tolerance": 4, "chips": 3, "buy": 4, "accuse": 3},
-    ],
-    "accelerationist": [
-        {"aim": 700, "burn_floor": 3, "mask_burns": 1, "greed": 1, "buy": 3, "reserve": 10,
-         "accuse": 2, "cornered": 2},
-        {"aim": 700, "burn_floor": 3, "collapse": 1, "mask_burns": 1, "greed": 1, "buy": 3,
-         "reserve": 10, "accuse": 2, "cornered": 2},
-    ],
-}
-
 
 @dataclass(frozen=True)
 class Budget:
@@ -140,7 +123,7 @@ class SeatSearch:
         if path.exists() and not force:
             self.state = State.load(path, self.config)
         else:
-            pops = {a: [planner(x).as_dict() for x in SEEDS[a]] for a in AGENDAS}
+            pops = {a: [planner(x).as_dict() for x in STARTING_POPULATIONS[a]] for a in AGENDAS}
             self.state = State(self.config, pops,
                                {a: [1.0 / len(p)] * len(p) for a, p in pops.items()})
         self.rules = self._rules()
