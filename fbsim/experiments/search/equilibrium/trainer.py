@@ -169,9 +169,12 @@ class SeatSearch:
             new[a] = [float(v) for v in metasolver.step(x, u[a], b.beta, k, b.memory)]
         return new, {a: [float(v) for v in u[a]] for a in AGENDAS}, regret, ev.games
 
-    def search(self, stream: str, it: int, agenda: str, field: Lineup, mix: dict,
-               payoffs: dict | None, previous: dict | None, mode: str, audit: bool
-               ) -> Found:
+    def search(self, stream: str, it: int, agenda: str, field: Lineup, payoffs: dict | None,
+               previous: dict | None, mode: str, audit: bool) -> Found:
+        """A best response of `agenda` against `field` (`oracle.best_response`): one seat or
+        the team (`mode`), its seeds in the streams `stream` + "search" / "select", its
+        screen's candidates the population's strongest by `payoffs`, the field's components
+        and their moves, the `previous` best response and the oracle's own starts."""
         pops = self.state.populations
         strongest = None
         if payoffs is not None:
@@ -237,8 +240,7 @@ class SeatSearch:
             if a in p["responses"]:
                 continue
             prev = previous[a].strategy if a in previous else None
-            f = self.search("", it, a, field, p["mixture"], p["payoffs"], prev,
-                            deviation.SEAT, audit=False)
+            f = self.search("", it, a, field, p["payoffs"], prev, deviation.SEAT, audit=False)
             p["responses"][a] = {"strategy": f.strategy, "start": f.start}
             st.games += f.games
             self.save()
@@ -269,8 +271,8 @@ class SeatSearch:
             for a in AGENDAS:
                 if a in p[mode]:
                     continue
-                f = self.search("audit-", k, a, field, rec.mixture, rec.payoffs,
-                                rec.responses[a].strategy, mode, audit=True)
+                f = self.search("audit-", k, a, field, rec.payoffs, rec.responses[a].strategy,
+                                mode, audit=True)
                 p[mode][a] = {"strategy": f.strategy, "start": f.start}
                 st.games += f.games
                 self.save()
