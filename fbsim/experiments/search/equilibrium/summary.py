@@ -79,7 +79,9 @@ def status(s: dict) -> str:
 
 def deal_text(r: dict) -> str:
     """A player's chance (and the Agenda's win rate) by how many seats hold the Agenda."""
-    return ", ".join(f"{k} dealt {pc(v['player_win_rate'])} (Agenda {pc(v['win_rate'])})"
+    # (with k seats dealt the Agenda wins k x a player's chance: at most one winner)
+    return ", ".join(f"{k} dealt {pc(v['player_win_rate'])} "
+                     f"(Agenda {pc(v.get('win_rate', int(k) * v['player_win_rate']))})"
                      for k, v in sorted(r["by_deal"].items(), key=lambda x: int(x[0])))
 
 
@@ -120,7 +122,8 @@ def write_summary_md(out, doc: dict):
     for n, s in doc["players"].items():
         if s.get("draw") != DRAW:
             continue
-        for a, r in s["agendas"].items():
+        for a in AGENDAS:
+            r = s["agendas"][a]
             lines.append(f"| {n} | {a} | {interval(r, 'player_win_rate', 'player_win_ci')} | "
                          f"{pc(r['player_fair'])} | {deal_text(r)} | "
                          f"{interval(r, 'win_rate', 'ci')} | "
@@ -145,7 +148,8 @@ def format_summary(players: int, s: dict) -> str:
     """The command's printout for one table size."""
     lines = [f"{players} players (single-seat game, draw = seat): {s['iterations']} "
              f"iterations, {s['games']:,} games; {status(s)}"]
-    for a, r in s["agendas"].items():
+    for a in AGENDAS:
+        r = s["agendas"][a]
         lines.append(f"  {a:<16} a player wins {interval(r, 'player_win_rate', 'player_win_ci')}"
                      f" (fair {pc(r['player_fair'])}); the Agenda {pc(r['win_rate'])}; "
                      f"single-seat gain {gain(r['seat_deviation_gain'], r['seat_gain_ci'])}, "
