@@ -16,6 +16,7 @@ from fbsim.experiments.report import model as BR
 from fbsim.experiments.report.page import render, trajectory
 from fbsim.experiments.run import runner
 from fbsim.experiments.run.provenance import read_provenance
+from fbsim.rules import load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPLOIT = ROOT / "results" / "exploit"
@@ -171,11 +172,33 @@ def test_a_largest_exploit_that_cannot_be_played_again_is_said_so(tmp_path):
 
     search = folder / "opportunist-p5" / "search.parquet"
     prov = read_provenance(search)
-    write_table(pd.read_parquet(search), search, {**prov, "field": str(tmp_path / "gone.toml")})
+    from fbsim.game.lineup import Lineup, lineup_hash
+
+    # searched against a field file that played the default bots and is gone since
+    write_table(pd.read_parquet(search), search, {**prov, "field": str(tmp_path / "gone.toml"),
+                                                  "field_lineup_hash": lineup_hash(Lineup())})
     rep = BR.report(games=500, players=[5], exploit_dir=folder)
     assert "gone.toml" in rep.exploit_check["unchecked"]
     assert "could not be played again" in rep.verdict[-1]
     assert "played again on" not in render(rep)
+
+
+def test_best_responses_against_another_field_are_not_shown(tmp_path):
+    """A best response is shown only beside the field it was searched against: one found
+    against the default bots says nothing of an equilibrium field, and the other way round."""
+    import shutil
+
+    folder = tmp_path / "exploit"
+    shutil.copytree(EXPLOIT / "opportunist-p5", folder / "opportunist-p5")
+    field = "results/equilibrium/p{players}.toml"
+    assert BR.find_exploit(folder, [load_rules(players=5)]) is not None
+    from fbsim.game.lineup import Lineup, parse_lineup
+
+    assert BR.find_exploit(folder, [load_rules(players=5)], {5: Lineup()}) is not None
+    assert BR.find_exploit(folder, [load_rules(players=5)],
+                           {5: parse_lineup(field, players=5)}) is None
+    rep = BR.report(games=500, players=[5], exploit_dir=folder, lineup=field)
+    assert rep.exploit is None
 
 
 def test_cli_writes_a_self_contained_page_and_its_table(tmp_path, monkeypatch, capsys):

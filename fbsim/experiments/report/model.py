@@ -159,9 +159,12 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
         prov["old_rules_toml"] = rules_to_toml(tables[0].old_rules, comments=False)
     rep = BalanceReport(df, tables, prov)
     if exploit_dir is not None:
-        rep.exploit = find_exploit(exploit_dir, [t.rules for t in tables])
+        lineups = {n: lu for n, _, _, lu in setups}
+        rep.exploit = find_exploit(exploit_dir, [t.rules for t in tables],
+                                   {n: lu[0] for n, lu in lineups.items()})
         if compare:
-            rep.old_exploit = find_exploit(exploit_dir, [t.old_rules for t in tables])
+            rep.old_exploit = find_exploit(exploit_dir, [t.old_rules for t in tables],
+                                           {n: lu[1] for n, lu in lineups.items()})
         if rep.exploit is not None:
             rep.exploit_check = check_largest_exploit(rep.exploit, tables, games, seed, echo)
             prov["largest_exploit_check"] = rep.exploit_check
@@ -186,7 +189,8 @@ def check_largest_exploit(found: pd.DataFrame, tables: list[TableResult], games:
             "folder": str(top["folder"])}
     try:
         got = recheck_gain(rules, str(top["agenda"]), str(top["field"]),
-                           json.loads(top["params"]), games, seed + RECHECK_SEED_OFFSET)
+                           json.loads(top["params"]), games, seed + RECHECK_SEED_OFFSET,
+                           mode=str(top["mode"]))
     except (FbsimError, ValueError) as e:  # e.g. its field file is no longer there
         return {**base, "unchecked": str(e)}
     return {**got, **base}
@@ -254,9 +258,12 @@ def clear_resume(folder: str | Path | None) -> None:
 # ----------------------------------------------------------------------- exploitability
 
 
-def find_exploit(folder: str | Path, rules: list[Rules]) -> pd.DataFrame | None:
+def find_exploit(folder: str | Path, rules: list[Rules],
+                 lineups: dict[int, Lineup] | None = None) -> pd.DataFrame | None:
     """The best-response results of `fbsim exploit` (FOLDER/<agenda>-p<n>/) played under
-    exactly these rules (the same rules hash at that table size), or None."""
+    exactly these rules (the same rules hash at that table size) and, given `lineups` (per
+    table size), against that field (the same lineup hash: a best response against the
+    default bots says nothing of an equilibrium field), or None."""
     from fbsim.experiments.run.provenance import read_provenance
     from fbsim.rules import rules_from_toml
 
@@ -276,13 +283,20 @@ def find_exploit(folder: str | Path, rules: list[Rules]) -> pd.DataFrame | None:
         except Exception:  # an unreadable or foreign folder is simply not used
             continue
         n = found.players
+        field_hash = prov.get("field_lineup_hash") or (
+            lineup_hash(Lineup()) if prov.get("field", "default lineup") == "default lineup"
+            else None)
+        if lineups is not None and (n not in lineups or
+                                    field_hash != lineup_hash(lineups[n])):
+            continue
         if wanted.get(n) == rules_hash(found) and row.get("players") == n:
             rows.append({k: row[k] for k in ("players", "agenda", "field_rate", "field_ci_low",
                                              "field_ci_high", "best_rate", "best_ci_low",
                                              "best_ci_high", "diff", "diff_ci_low",
                                              "diff_ci_high", "search_games",
                                              "confirm_games", "params")}
-                        | {"folder": d.name, "field": prov.get("field", "default lineup")})
+                        | {"folder": d.name, "field": prov.get("field", "default lineup"),
+                           "mode": row.get("mode", "team")})
     if not rows:
         return None
     return pd.DataFrame(rows).sort_values(["players", "agenda"], ignore_index=True)
@@ -359,12 +373,16 @@ def verdict(rep: BalanceReport) -> list[str]:
                      f"({_pts(c['found_diff'])}), could not be played again ({c['unchecked']}): "
                      "as the largest of several searches it overstates the gain.")
     elif rep.exploit is not None:
+        seat = rep.exploit["mode"].eq("seat").all()
+        who = "one seat" if seat else "the Agenda's seats"
         lines.append(f"Exploitability: the largest gain of {c['of']} best responses found, a "
                      f"tuned {c['agenda'].capitalize()} at {c['players']} players "
-                     f"({_pts(c['found_diff'])} when found), played again on {c['games']:,} "
-                     f"fresh games: it wins {_pc(c['best_rate'])} against "
-                     f"{_pc(c['field_rate'])} for the field's bot ({_pts(c['diff'])}, "
-                     f"[{100 * c['diff_ci_low']:+.1f}, {100 * c['diff_ci_high']:+.1f}]).")
+                     f"({'one seat deviating alone' if seat else 'every seat of its Agenda'}; "
+                     f"{_pts(c['found_diff'])} when found), played again on {c['games']:,} "
+                     f"fresh games: {who} win {_pc(c['best_rate'])} against "
+                     f"{_pc(c['field_rate'])} in the field ({_pts(c['diff'])}, "
+                     f"[{100 * c['diff_ci_low']:+.1f}, {100 * c['diff_ci_high']:+.1f}]); a gain "
+                     "found by a search is a lower bound of what exists.")
     return lines
 
 

@@ -314,7 +314,7 @@ def fig_exploit(df) -> str:
         labels.append(f"{r.agenda[:5].capitalize()}.\n{r.players}p")
     ax.set_xticks(range(len(labels)), labels, fontsize=7)
     ax.set_ylabel("share of games won (%)")
-    ax.set_title("Exploitability: the default bot (hatched) vs a searched best response")
+    ax.set_title("Exploitability: the field (hatched) vs a searched best response")
     return _data_uri(fig)
 
 
@@ -410,7 +410,7 @@ def exploit_table(df) -> str:
                     f"<td>{_fmt(r.diff, 'pct', True)} pts "
                     f"{_interval(r.diff_ci_low, r.diff_ci_high, 'pct', True)}</td>"
                     f"<td>{html.escape(r.folder)}</td></tr>")
-    return ("<table><thead><tr><th>players</th><th>Agenda</th><th>default bot wins</th>"
+    return ("<table><thead><tr><th>players</th><th>Agenda</th><th>the field wins</th>"
             "<th>best response wins</th><th>gain (paired 95%)</th><th>result</th></tr>"
             f"</thead><tbody>{''.join(rows)}</tbody></table>")
 
