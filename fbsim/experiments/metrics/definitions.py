@@ -176,7 +176,8 @@ def deal_metrics(players: int, most: tuple[int, ...] | None = None) -> list[Metr
 
     out = []
     for i, a in enumerate(L.AGENDA_NAMES):
-        out.append(Metric(f"player_win_{a}", "deal", f"A {a.capitalize()}'s chance to win",
+        article = "An" if a[0] in "aeiou" else "A"
+        out.append(Metric(f"player_win_{a}", "deal", f"{article} {a.capitalize()}'s chance to win",
                           "pct", y=Term("winner_agenda", i), x=Term("seats_dealt", i)))
         for k in range(1, (players if most is None else min(players, most[i])) + 1):
             arg = DEAL_BASE * k + i

@@ -374,12 +374,12 @@ def verdict(rep: BalanceReport) -> list[str]:
                      "as the largest of several searches it overstates the gain.")
     elif rep.exploit is not None:
         seat = rep.exploit["mode"].eq("seat").all()
-        who = "one seat" if seat else "the Agenda's seats"
+        who = "one seat wins" if seat else "the Agenda's seats win"
         lines.append(f"Exploitability: the largest gain of {c['of']} best responses found, a "
                      f"tuned {c['agenda'].capitalize()} at {c['players']} players "
                      f"({'one seat deviating alone' if seat else 'every seat of its Agenda'}; "
                      f"{_pts(c['found_diff'])} when found), played again on {c['games']:,} "
-                     f"fresh games: {who} win {_pc(c['best_rate'])} against "
+                     f"fresh games: {who} {_pc(c['best_rate'])} against "
                      f"{_pc(c['field_rate'])} in the field ({_pts(c['diff'])}, "
                      f"[{100 * c['diff_ci_low']:+.1f}, {100 * c['diff_ci_high']:+.1f}]); a gain "
                      "found by a search is a lower bound of what exists.")

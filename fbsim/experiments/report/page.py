@@ -389,7 +389,12 @@ def section_table(rep: BalanceReport, section: str) -> str:
     sizes = [t.players for t in rep.tables]
     head = "".join(f"<th>{n} players</th>" for n in sizes)
     body = []
-    for key in dict.fromkeys(df["metric"]):
+    # rows in the order of the table size that has the most (a metric another size lacks,
+    # e.g. three Stewards dealt, keeps its place among its own)
+    order: dict[str, None] = {}
+    for n in sorted(sizes, key=lambda n: -int((df["players"] == n).sum())):
+        order.update(dict.fromkeys(df.loc[df["players"] == n, "metric"]))
+    for key in order:
         rows = df[df["metric"] == key].set_index("players")
         first = rows.iloc[0]
         unit = f' <span class="unit">({html.escape(first["unit"])})</span>' if first[
