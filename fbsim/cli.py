@@ -718,6 +718,7 @@ def exploit_cmd(
         exploit,
         fair_share,
         format_result,
+        per_candidate,
         run_all,
         write_result,
     )
@@ -739,8 +740,9 @@ def exploit_cmd(
         if len(sizes) != 1:
             raise UsageError("--players: one table size (or give --all)")
     sets = dict(parse_set(x) for x in set_ or [])
-    for n in sizes:  # the rules must be valid before any game runs
+    for n in sizes:  # the rules and the budget must be valid before any game runs
         _rules(rules_file, set_, n, bots={})
+        per_candidate(_games(budget, "--budget"), generations, population, n, deviate)
     kw = {"field": field, "budget": _games(budget, "--budget"), "generations": generations,
           "population": population, "confirm_games": _games(confirm_games, "--confirm-games"),
           "seed": seed, "rules": None if rules_file is None else str(rules_file), "sets": sets,

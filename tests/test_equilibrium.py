@@ -447,10 +447,11 @@ def test_exploit_searches_a_best_response_against_a_field_file(tmp_path, capsys)
     code, out, err = run(capsys, "exploit", "--agenda", "steward", "--players", "3",
                          "--field", tmp_path / "p{players}.toml", "--budget", "3200",
                          "--generations", "2", "--population", "4", "--confirm-games", "1000",
-                         "--out", tmp_path / "x", "--json", "-q")
+                         "--out", tmp_path / "x", "--json", "-q", "--deviate", "team")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["agenda"] == "steward" and doc["players"] == 3
+    assert doc["mode"] == "team" and doc["bot"] == "tunable"
     result = json.loads((tmp_path / "x" / "steward-p3" / "result.json").read_text())
     assert result["field_rate"] == doc["field_rate"]
 

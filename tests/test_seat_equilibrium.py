@@ -361,6 +361,11 @@ def test_exploit_searches_one_seats_best_response(capsys, tmp_path):
     assert (tmp_path / "x" / "steward-p3" / "result.json").exists()
     code, _, err = run(capsys, "exploit", "--agenda", "steward", "--deviate", "all")
     assert code == 2 and "--deviate: one of seat, team" in err
+    # a budget too small for one seat's ranges: refused before anything is written
+    code, _, err = run(capsys, "exploit", "--agenda", "steward", "--players", "4", "--budget",
+                       "20000", "--out", tmp_path / "y")
+    assert code == 2 and "per candidate, generation and seat" in err
+    assert not (tmp_path / "y").exists()
 
 
 def test_deviation_modes_are_named_once():
