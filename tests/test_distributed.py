@@ -136,3 +136,22 @@ def test_same_tables_ignores_only_the_time(tmp_path, monkeypatch):
     assert same_tables(tmp_path / "a", tmp_path / "b")
     run_sweep(_spec(games=501, players=[3]), tmp_path / "c")
     assert not same_tables(tmp_path / "a", tmp_path / "c")
+
+
+def test_single_seat_deviations_on_the_cluster_equal_a_local_run(cluster):
+    """The single-seat searches' evaluations (the field, seat and team deviants, every seat's
+    range) give the same counts on the cluster, split into small tasks, as in this process."""
+    from fbsim.experiments.search.deviation import TEAM, Deviant, evaluate
+    from fbsim.game.lineup import Entry, Lineup
+    from fbsim.rules import load_rules
+
+    client, _ = cluster
+    rules = load_rules(players=4)
+    field = Lineup()
+    devs = [Deviant("steward", Entry.make("planner", {"aim": 470, "chips": 6})),
+            Deviant("opportunist", Entry.make("planner", {"aim": 600}), TEAM)]
+    local = evaluate(rules, field, devs, 5, 700)
+    remote = evaluate(rules, field, devs, 5, 700, client, task_games=300)
+    assert remote.field == local.field
+    assert remote.gains == local.gains
+    assert remote.games == local.games

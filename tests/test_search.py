@@ -45,7 +45,7 @@ def test_exploit_finds_the_rigged_bonus_and_confirms_on_fresh_seeds(tmp_path):
     # a huge Steward bonus per 10 ppm below Severe: the default Steward (aiming just under
     # Severe) leaves it on the table, a best response cools hard and takes it
     res = exploit("steward", 4, budget=16 * 8 * 1500, confirm_games=20_000,
-                  sets={"agendas.steward_per_step": 30}, out=tmp_path, seed=4)
+                  sets={"agendas.steward_per_step": 30}, out=tmp_path, seed=4, deviate="team")
     assert res.best_ci[0] > res.field_ci[1] + 0.10, (res.field_rate, res.best_rate)
     assert res.diff_ci[0] > 0.10
     assert res.params["aim"] < 505  # it aims lower than the default Steward
@@ -121,7 +121,7 @@ def test_tune_bad_specs_fail_before_any_game(capsys, tmp_path, doc, msg):
 def test_exploit_and_tune_commands(capsys, tmp_path):
     code = main(["exploit", "--agenda", "accelerationist", "--players", "3", "--budget",
                  "3200", "--confirm-games", "2000", "--generations", "2", "--population",
-                 "4", "--out", str(tmp_path / "x"), "--json", "-q"])
+                 "4", "--out", str(tmp_path / "x"), "--json", "-q", "--deviate", "team"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 0
     assert doc["agenda"] == "accelerationist" and doc["players"] == 3
