@@ -415,3 +415,25 @@ def test_a_dataset_of_an_older_version_resumes_with_todays_intervals(tmp_path):
 
     with pytest.raises(UsageError, match="different sweep"):
         run_sweep(_small_spec(seed=6), old)
+
+
+def test_a_sweep_names_the_field_that_played_it(tmp_path, capsys):
+    """The header, the printed table and the tables' provenance say who played the games:
+    the default bots (and that they are bots), or the lineup given."""
+    from fbsim.cli import main
+    from fbsim.experiments.run.provenance import read_provenance
+
+    for extra, said in (([], "the default bots"),
+                        (["--lineup", "accelerationist=hoarder"],
+                         "the lineup accelerationist=hoarder")):
+        out = tmp_path / ("a" if not extra else "b")
+        code = main(["sweep", "--vary", "masks=1,2", "--players", "3", "--games", "300",
+                     "--out", str(out), "-q", *extra])
+        assert code == 0
+        printed = capsys.readouterr()
+        assert f"field: {said}" in printed.err + printed.out
+        assert f"Field: {said}" in printed.out
+        for table in ("win_rates", "outcomes", "seats"):
+            assert read_provenance(out / f"{table}.parquet")["field"].startswith(said)
+    assert "not what the game does under strong play" in read_provenance(
+        tmp_path / "a" / "win_rates.parquet")["field"]

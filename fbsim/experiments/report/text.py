@@ -25,6 +25,7 @@ def format_sweep(res) -> str:
     coords = [c for c in coordinate_columns(out)]
     lines = [f"{len(out)} points, {res.games_played:,} games played now "
              f"({res.points_skipped} points were already done); tables in {res.out}/", "",
+             *([f"Field: {res.field}.", ""] if res.field else []),
              "Win rate per Agenda in % (Wilson 95% interval half-width), paired difference "
              "vs the baseline point in points (* = significant after Holm's correction over "
              "the sweep's comparisons), collapse rate %"]

@@ -442,6 +442,21 @@ def _default_value(base: Rules, key: str, base_bots: dict | None = None) -> Any:
     return cur
 
 
+DEFAULT_FIELD = ("the default bots (Steward steward, Opportunist opportunist, Accelerationist "
+                 "fog-grabber): what these bots do, not what the game does under strong play")
+
+
+def field_of(spec: SweepSpec, points: list[Point]) -> str:
+    """What the sweep's games were played by, in words: the default bots, the spec's lineup
+    (a field file, say), or each point's own."""
+    if all(p.lineup == Lineup() for p in points):
+        return DEFAULT_FIELD
+    if spec.lineup and not any(k in ("lineup", "seat_bot") for k in spec.vary) and not any(
+            k in ("lineup", "seat_bot") for pt in spec.points for k in pt):
+        return f"the lineup {spec.lineup}"
+    return "each point's own lineup (in the tables' provenance)"
+
+
 def describe(spec: SweepSpec, points: list[Point]) -> str:
     sizes = sorted({p.players for p in points})
     games = (f"{spec.games:,} games" if spec.ci_width is None else
@@ -451,4 +466,5 @@ def describe(spec: SweepSpec, points: list[Point]) -> str:
         k for k in (points[0].values if points else {}) if k != "players") or "nothing"
     return (f"{len(points)} points (players {', '.join(map(str, sizes))}; varying "
             f"{varied}), {games} per point, seed {spec.seed}; rules "
-            f"{rules_hash(points[0].rules) if points else '-'} at the first point")
+            f"{rules_hash(points[0].rules) if points else '-'} at the first point; field: "
+            f"{field_of(spec, points)}")

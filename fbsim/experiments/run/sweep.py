@@ -43,7 +43,7 @@ from fbsim.experiments.metrics.tables import (
 from fbsim.experiments.run.lock import LOCK_NAME, output_lock
 from fbsim.experiments.run.provenance import base_provenance, now_iso, read_table, write_table
 from fbsim.experiments.run.runner import NoProgress, Progress
-from fbsim.experiments.run.spec import Point, SweepSpec, build_points, describe
+from fbsim.experiments.run.spec import Point, SweepSpec, build_points, describe, field_of
 from fbsim.game.lineup import lineup_hash
 from fbsim.rules import rules_hash, rules_to_toml
 
@@ -69,6 +69,7 @@ class SweepResult:
     points_run: int
     points_skipped: int
     games_played: int
+    field: str = ""  # who played the games, in words (`spec.field_of`)
 
     def summary(self) -> dict:
         return {"out": str(self.out), "points": len(self.outcomes),
@@ -215,7 +216,8 @@ def _run_locked(spec, out, points, progress, force, echo, client, task_games, th
             and all((out / f"{t}.parquet").exists() for t in TABLES)):
         # finished without checkpoints (its tables are written only once every point is)
         got = load(out)
-        return SweepResult(out, *(got[t] for t in TABLES), 0, len(points), 0)
+        return SweepResult(out, *(got[t] for t in TABLES), 0, len(points), 0,
+                           field_of(spec, points))
     todo = [p for p in points if not _finished(out, p.index)]
     if echo:
         echo(describe(spec, points))
@@ -239,7 +241,8 @@ def _run_locked(spec, out, points, progress, force, echo, client, task_games, th
     finally:
         progress.close()
     frames = combine(out, spec, points, started, fresh)
-    return SweepResult(out, *frames, len(todo), len(points) - len(todo), played)
+    return SweepResult(out, *frames, len(todo), len(points) - len(todo), played,
+                       field_of(spec, points))
 
 
 def combine(out: Path, spec: SweepSpec, points: list[Point], started: str,
@@ -248,6 +251,7 @@ def combine(out: Path, spec: SweepSpec, points: list[Point], started: str,
     this run computed them, else point i's files (the same values either way: a test checks
     that both give the same bytes)."""
     prov = {**base_provenance(started), "kind": "sweep", "seed": spec.seed,
+            "field": field_of(spec, points),
             "games": spec.games if spec.ci_width is None else None,
             "sweep_spec": spec.to_dict(),
             "points": [{"point": p.index, "coordinates": p.values,
