@@ -839,6 +839,11 @@ def equilibrium_cmd(
     stability: Annotated[float, typer.Option(
         help="agenda: ... and the field's win rates moved at most this over the last three "
              "iterations, in points.", min=0, max=100)] = 3.0,
+    start_from: Annotated[Path | None, typer.Option(
+        "--from", help="seat: warm start from a finished single-seat search's folder (its "
+        "answer at each table size and its populations), e.g. results/equilibrium with "
+        "--rules or --set changing a rule: the search goes on from the old equilibrium "
+        "instead of from scratch.", file_okay=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Start over, replaying everything.")
                      ] = False,
     as_json: Annotated[bool, typer.Option(
@@ -858,6 +863,7 @@ def equilibrium_cmd(
         format_summary,
         run_equilibrium,
     )
+    from fbsim.experiments.search.equilibrium.trainer import warm_start
     from fbsim.rules import parse_set
 
     if draw not in DRAWS:
@@ -889,15 +895,20 @@ def equilibrium_cmd(
             if v < 100:
                 raise UsageError(f"{flag}: at least 100 games, got {v}")
     sets = dict(parse_set(x) for x in set_ or [])
-    for n in sizes:  # the rules must be valid before any game runs
+    for n in sizes:  # the rules and the warm start must be valid before any game runs
         _rules(rules_file, set_, n, bots={})
+        if start_from is not None:
+            if draw != "seat":
+                raise UsageError("--from: a warm start is for the single-seat search "
+                                 "(--draw seat)")
+            warm_start(start_from, n)
     echo = None if as_json or quiet else (lambda m: typer.echo(m, err=True))
     _folder_ok(out, "--out")
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
                               rules=None if rules_file is None else str(rules_file), sets=sets,
                               client=client, progress=_progress(quiet or as_json), echo=echo,
-                              force=force, draw=draw)
+                              force=force, draw=draw, start_from=start_from)
     if as_json:
         typer.echo(json.dumps({"players": {str(n): doc["players"][str(n)] for n in sizes}},
                               indent=1, sort_keys=True))

@@ -394,3 +394,39 @@ def test_the_report_shows_a_players_chance_by_the_deal(tmp_path, capsys):
         assert f"player_win_{a}_k{most[i] + 1}" not in deal.index
     assert "A player&#x27;s chance, by the Agenda dealt" in out.read_text() or \
         "A player's chance, by the Agenda dealt" in out.read_text()
+
+
+def test_a_warm_start_goes_on_from_a_finished_searchs_field(capsys, tmp_path):
+    """`--from`: the new search starts with the old one's populations and the mixture of the
+    field it answered with, under other rules; a folder with nothing to start from, or a
+    team search, is refused before anything is written."""
+    from fbsim.experiments.search.equilibrium.state import State
+    from fbsim.experiments.search.equilibrium.trainer import warm_start
+
+    old = tmp_path / "old"
+    code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", old, "--iterations",
+                       "1", *SMALL)
+    assert code == 0, err
+    pops, mix, _ = warm_start(old, 3)
+    new = tmp_path / "new"
+    code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", new, "--iterations",
+                       "1", "--from", old, "--set", "masks=3", *SMALL)
+    assert code == 0, err
+    doc = json.loads((new / "p3" / "state.json").read_text())
+    state = State.load(new / "p3" / "state.json", doc["config"])
+    assert doc["config"]["from"]["folder"] == str(old)
+    for a in GL.AGENDA_NAMES:
+        assert state.populations[a][:len(pops[a])] == pops[a]  # every old strategy kept
+    assert state.iterations[0].population == {a: len(p) for a, p in pops.items()}
+    from fbsim.experiments.search.equilibrium.trainer import Budget, SeatSearch
+
+    fresh = SeatSearch(3, tmp_path / "fresh", 0, Budget(), None, {"masks": 3},
+                       start_from=old)
+    assert fresh.state.mixture == mix and fresh.state.populations == pops
+    assert sum(mix["steward"]) == pytest.approx(1.0)
+    for args, message in ((["--from", tmp_path / "nothing"], "no finished 3-player search"),
+                          (["--from", old, "--draw", "agenda"], "--from: a warm start is for")):
+        code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", tmp_path / "x",
+                           *args)
+        assert code == 2 and message in err and err.count("\n") == 1
+        assert not (tmp_path / "x").exists()

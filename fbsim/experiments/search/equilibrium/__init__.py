@@ -33,12 +33,16 @@ TeamBudget = team.Budget
 def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
                     budget: Budget | TeamBudget | None = None, rules: str | None = None,
                     sets: dict | None = None, client=None, progress=None, echo=None,
-                    force: bool = False, draw: str = "seat") -> dict:
+                    force: bool = False, draw: str = "seat",
+                    start_from: str | Path | None = None) -> dict:
     """Search every table size of the game `draw` names; write OUT/pN.toml per size,
     OUT/summary.json (merged with the sizes already there) and OUT/summary.md. Returns
-    {"players": {n: summary}}."""
+    {"players": {n: summary}}. `start_from`: a finished single-seat search's folder to warm
+    start each table size from (`trainer.warm_start`)."""
     if draw not in DRAWS:
         raise UsageError(f"--draw: one of {', '.join(DRAWS)}, got {draw!r}")
+    if start_from is not None and draw != "seat":
+        raise UsageError("--from: a warm start is for the single-seat search (--draw seat)")
     if draw == "agenda":
         return team.run_equilibrium(players, out, seed, budget, rules, sets, client, progress,
                                     echo, force)
@@ -48,7 +52,8 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
     for n in players:
         if not 3 <= n <= 6:
             raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
-        s = SeatSearch(n, out, seed, budget, rules, sets or {}, client, echo, force)
+        s = SeatSearch(n, out, seed, budget, rules, sets or {}, client, echo, force,
+                       start_from)
         began = time.monotonic()
         s.run()
         result = seat_summary.summary(s)

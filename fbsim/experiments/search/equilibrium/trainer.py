@@ -111,7 +111,11 @@ class SeatSearch:
     """One table size's search; its state lives in OUT/pN/state.json."""
 
     def __init__(self, players: int, out: Path, seed: int, budget: Budget,
-                 rules: str | None, sets: dict, client=None, echo=None, force: bool = False):
+                 rules: str | None, sets: dict, client=None, echo=None, force: bool = False,
+                 start_from: str | Path | None = None):
+        """`start_from`: a finished search's folder (OUT of an earlier `fbsim equilibrium`):
+        a warm start from the field it answered with at this table size and its populations
+        (`warm_start`), e.g. to solve the game again under rules a little changed."""
         self.players, self.seed, self.budget = players, seed, budget
         self.client, self.echo = client, echo
         self.dir = Path(out) / f"p{players}"
@@ -119,9 +123,15 @@ class SeatSearch:
         kept = {k: v for k, v in asdict(budget).items() if k not in RESUMABLE}
         self.config = {"version": STATE_VERSION, "draw": DRAW, "players": players,
                        "seed": seed, "budget": kept, "rules": rules, "set": dict(sets)}
+        warm = None
+        if start_from is not None:
+            warm = warm_start(Path(start_from), players)
+            self.config["from"] = {"folder": str(start_from), "digest": warm[2]}
         path = self.dir / "state.json"
         if path.exists() and not force:
             self.state = State.load(path, self.config)
+        elif warm is not None:
+            self.state = State(self.config, warm[0], warm[1])
         else:
             pops = {a: [planner(x).as_dict() for x in STARTING_POPULATIONS[a]] for a in AGENDAS}
             self.state = State(self.config, pops,
@@ -319,6 +329,35 @@ class SeatSearch:
         while self.converged() is None and len(st.audits) < b.audits and \
                 st.audit_of(self.chosen()) is None:
             self.audit(self.chosen())
+
+
+def warm_start(folder: Path, players: int) -> tuple[dict, dict, str]:
+    """(populations, mixture, digest) of the field that the single-seat search in `folder`
+    answered with at this table size (its summary's `field_iteration`): the search goes on
+    from there, every strategy it had found kept. UsageError, naming the file, when there is
+    none to start from."""
+    import hashlib
+    import json
+
+    where = folder / "summary.json"
+    try:
+        summary = json.loads(where.read_text())["players"][str(players)]
+        if summary.get("draw") != DRAW:
+            raise UsageError(f"--from {folder}: its {players}-player field was not solved "
+                             "one seat at a time (draw = seat); start from a single-seat "
+                             "search")
+        where = folder / f"p{players}" / "state.json"
+        doc = json.loads(where.read_text())
+        pops = {a: [planner(x).as_dict() for x in doc["populations"][a]] for a in AGENDAS}
+        mix = doc["iterations"][int(summary["field_iteration"])]["mixture"]
+        mix = {a: [float(v) for v in metasolver.grow(mix[a], len(pops[a]))] for a in AGENDAS}
+    except UsageError:
+        raise
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        raise UsageError(f"--from {folder}: no finished {players}-player search to start "
+                         f"from ({where}: {type(e).__name__}: {e})") from None
+    digest = hashlib.sha256(json.dumps([pops, mix], sort_keys=True).encode()).hexdigest()
+    return pops, mix, digest[:16]
 
 
 def played(mix: dict[str, list[float]]) -> dict[str, list[float]]:
