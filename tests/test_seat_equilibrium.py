@@ -430,3 +430,15 @@ def test_a_warm_start_goes_on_from_a_finished_searchs_field(capsys, tmp_path):
                            *args)
         assert code == 2 and message in err and err.count("\n") == 1
         assert not (tmp_path / "x").exists()
+
+
+def test_the_oracles_whole_planner_space_rounds_what_the_team_search_rounds():
+    """The single-seat oracle searches every planner parameter within its declared range, and
+    takes the same ones as whole numbers as the team search's box does."""
+    from fbsim.experiments.search.equilibrium import oracle, team
+    from fbsim.policies.planner import PARAMS
+
+    dims = oracle.box(oracle.planner({}))
+    assert [d.name for d in dims] == [p.name for p in PARAMS]
+    assert all((d.lo, d.hi) == (p.lo, p.hi) for d, p in zip(dims, PARAMS, strict=True))
+    assert {d.name for d in team.DIMS if d.integer} == oracle.INTEGER

@@ -28,7 +28,6 @@ import numpy as np
 
 from fbsim.experiments.search.cem import Dim, cem
 from fbsim.experiments.search.deviation import Deviant, evaluate
-from fbsim.game import layout as L
 from fbsim.game.lineup import Entry, Lineup
 from fbsim.rules import Rules
 
@@ -171,5 +170,3 @@ def start_candidates(agenda: str, field_components: list[tuple[float, dict]],
     out["defaults"] = {}
     return out
 
-
-AGENDAS = L.AGENDA_NAMES
