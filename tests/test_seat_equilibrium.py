@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from fbsim.cli import main
 from fbsim.errors import UsageError
-from fbsim.experiments.run.runner import Arm, play, search_metrics
-from fbsim.experiments.search import deviation
+from fbsim.experiments.metrics.definitions import search_metrics
+from fbsim.experiments.run.runner import Arm, play
 from fbsim.experiments.search.deviation import TEAM, Deviant, evaluate
 from fbsim.experiments.search.equilibrium import metasolver
 from fbsim.experiments.search.equilibrium.seeds import seed_of
@@ -59,8 +59,8 @@ def test_the_draw_parameter_is_where_the_field_reads_it():
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**40), game=st.integers(0, 2**30), agenda=st.integers(0, 2))
-def test_a_draw_per_agenda_is_shared_by_its_seats_and_a_draw_per_seat_is_its_own(seed, game,
-                                                                                 agenda):
+def test_r_i3_a_draw_per_agenda_is_shared_by_its_seats_and_one_per_seat_is_its_own(seed, game,
+                                                                                    agenda):
     """R-I3: the draw reads only the seat, its own Agenda and the game's coordinates. Per
     Agenda every seat of the Agenda plays one component; per seat each draws its own."""
     by_agenda, by_seat = two("agenda").vector(), two("seat").vector()
@@ -141,7 +141,7 @@ def _records(lineup: Lineup, players: int, games: int, seed: int = 3):
 
 
 @pytest.mark.parametrize("players", [3, 5])
-def test_a_players_chance_counts_wins_over_the_seats_dealt(players):
+def test_r_e3_r_e4_a_players_chance_counts_wins_over_the_seats_dealt(players):
     """player_win_{a} = wins by a's holders / seats dealt a; by the deal; a seat's own; all
     from the records directly."""
     from fbsim.experiments.metrics.tally import Tally
@@ -368,10 +368,6 @@ def test_exploit_searches_one_seats_best_response(capsys, tmp_path):
     assert not (tmp_path / "y").exists()
 
 
-def test_deviation_modes_are_named_once():
-    assert deviation.MODES == ("seat", "team")
-
-
 def test_the_report_shows_a_players_chance_by_the_deal(tmp_path, capsys):
     """The report's section "deal": each Agenda's player chance (fair share 1/players of the
     games somebody wins) and by the deal up to the deck's count, in the page and its table."""
@@ -438,7 +434,7 @@ def test_the_oracles_whole_planner_space_rounds_what_the_team_search_rounds():
     from fbsim.experiments.search.equilibrium import oracle, team
     from fbsim.policies.planner import PARAMS
 
-    dims = oracle.box(oracle.planner({}))
+    dims = oracle.box(oracle.planner_params({}))
     assert [d.name for d in dims] == [p.name for p in PARAMS]
     assert all((d.lo, d.hi) == (p.lo, p.hi) for d, p in zip(dims, PARAMS, strict=True))
     assert {d.name for d in team.DIMS if d.integer} == oracle.INTEGER

@@ -192,6 +192,13 @@ def deal_metrics(players: int, most: tuple[int, ...] | None = None) -> list[Metr
     return out
 
 
+def search_metrics(players: int) -> list[Metric]:
+    """The metrics a single-seat search counts: each Agenda's win, the games nobody wins,
+    Collapse, and a player's chance by the Agenda dealt (`deal_metrics`)."""
+    keep = {f"win_{a}" for a in L.AGENDA_NAMES} | {"everyone_loses", "collapse"}
+    return [m for m in metrics(players, ()) if m.key in keep] + deal_metrics(players)
+
+
 def report_deal_metrics(rules: Rules) -> list[Metric]:
     """The report's section "deal" for these rules: a player's chance by the Agenda dealt and
     by how many seats hold it (up to the deck's count)."""

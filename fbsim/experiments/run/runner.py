@@ -22,11 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from fbsim.experiments.metrics.definitions import bot_rows, deal_metrics, metrics
+from fbsim.experiments.metrics.definitions import bot_rows, search_metrics
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run import prewarm
 from fbsim.experiments.run.spec import Point, SweepSpec
-from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup
 from fbsim.rules import Rules
 
@@ -205,13 +204,6 @@ class Task:
     @property
     def games(self) -> int:
         return self.n * len(self.points)
-
-
-def search_metrics(players: int) -> list:
-    """The metrics a single-seat search counts: each Agenda's win, the games nobody wins,
-    Collapse, and a player's chance by the Agenda dealt (`deal_metrics`)."""
-    keep = {f"win_{a}" for a in L.AGENDA_NAMES} | {"everyone_loses", "collapse"}
-    return [m for m in metrics(players, ()) if m.key in keep] + deal_metrics(players)
 
 
 def count_task(task: Task, progress: Progress | None = None) -> dict[int, Tally]:

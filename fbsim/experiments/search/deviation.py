@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from fbsim.experiments.metrics.stats import paired_proportions, wilson
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.cluster import task_results
-from fbsim.experiments.run.runner import NoProgress, Task
+from fbsim.experiments.run.runner import POINTS_PER_TASK, NoProgress, Task
 from fbsim.experiments.run.spec import Point
 from fbsim.game import layout as L
 from fbsim.game.lineup import Entry, Lineup
@@ -40,7 +40,6 @@ from fbsim.rules import Rules
 
 SEAT, TEAM = "seat", "team"
 MODES = (SEAT, TEAM)
-POINTS_PER_TASK = 8  # deviants counted against one play of the field's games
 
 
 @dataclass(frozen=True)
@@ -84,8 +83,8 @@ class Gain:
 class AgendaStats:
     """One Agenda in the field: its win rate (`win_rate`, a share of games, Wilson) and a
     player's chance to win given it was dealt (`player_win_rate`, the wins over the seats
-    dealt, delta-method interval), and both by the deal (`by_deal`: per number k of seats
-    holding it, the games, a player's chance and the Agenda's win rate in them)."""
+    dealt, delta-method interval), and the latter by the deal (`by_deal`: per number k of
+    seats holding it, the games and a player's chance in them)."""
 
     win_rate: float
     ci: list[float]
@@ -122,8 +121,7 @@ def field_stats(t: Tally) -> FieldStats:
             key = f"player_win_{a}_k{n}"
             seats = t.denominator(key)
             if seats:
-                deal[str(n)] = {"games": seats // n, "player_win_rate": t.total(key) / seats,
-                                "win_rate": t.total(key) / (seats // n)}
+                deal[str(n)] = {"games": seats // n, "player_win_rate": t.total(key) / seats}
         agendas[a] = AgendaStats(r, [lo, hi], finite(p), [finite(plo), finite(phi)], deal)
 
     def share(key: str) -> dict:

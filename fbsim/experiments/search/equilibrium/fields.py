@@ -13,6 +13,11 @@ def planner(params: dict) -> Entry:
     return Entry.make("planner", params)
 
 
+def planner_params(params: dict) -> dict:
+    """Every planner parameter (the defaults where not given), checked."""
+    return planner(params).as_dict()
+
+
 def field_entry(strategies: list[dict], weights, draw: str) -> Entry:
     """A field entry mixing the strategies of positive weight (at most COMPONENTS, the
     heaviest, renormalised), drawn per seat or per Agenda (`draw`)."""

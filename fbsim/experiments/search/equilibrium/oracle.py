@@ -28,6 +28,7 @@ import numpy as np
 
 from fbsim.experiments.search.cem import Dim, cem
 from fbsim.experiments.search.deviation import Deviant, evaluate
+from fbsim.experiments.search.equilibrium.fields import planner_params
 from fbsim.game.lineup import Entry, Lineup
 from fbsim.rules import Rules
 
@@ -36,11 +37,6 @@ INTEGER = frozenset({"chips", "chips_change", "burn_floor", "futile", "collapse"
                      "mask_cools", "disguise", "buy", "buy_until", "payback", "reserve",
                      "accuse", "cornered"})
 SPREAD = 0.15  # a search's first spread, a share of each parameter's range
-
-
-def planner(params: dict) -> dict:
-    """Every planner parameter (the defaults where not given), checked."""
-    return Entry.make("planner", params).as_dict()
 
 
 def box(start: dict) -> list[Dim]:
@@ -69,7 +65,7 @@ def exploit_start(agenda: str) -> dict:
     from fbsim.experiments.search.presets import PRESETS
     from fbsim.policies.planner import from_tunable
 
-    return planner(from_tunable(PRESETS[agenda]))
+    return planner_params(from_tunable(PRESETS[agenda]))
 
 
 @dataclass(frozen=True)
@@ -113,7 +109,7 @@ def best_response(rules: Rules, field_lineup: Lineup, agenda: str, candidates: d
 
     labels, pool = [], []
     for label, c in candidates.items():
-        c = planner(c)
+        c = planner_params(c)
         if c not in pool:
             labels.append(label)
             pool.append(c)
@@ -130,14 +126,14 @@ def best_response(rules: Rules, field_lineup: Lineup, agenda: str, candidates: d
         start = pool[i]
 
         def gen_score(cands, gen, k=k):
-            return score([planner(c) for c in cands], seed_of("search", k, gen),
+            return score([planner_params(c) for c in cands], seed_of("search", k, gen),
                          effort.search_games)
 
         res = cem(gen_score, box(start), generations=effort.generations,
                   population=effort.population, seed=seed_of("search", k, 999) % 2**32,
                   spread=SPREAD)
         curve += [{"start": labels[i], **row} for row in res.curve]
-        for x in (planner(res.best), planner(res.best_mean)):
+        for x in (planner_params(res.best), planner_params(res.best_mean)):
             if x not in finalists:
                 finalists.append(x)
                 where.append(labels[i])
@@ -162,7 +158,7 @@ def start_candidates(agenda: str, field_components: list[tuple[float, dict]],
     for k, (_, c) in enumerate(comps):
         out[f"component-{k}"] = c
     if comps:
-        for k, m in enumerate(moves(planner(comps[0][1]))):
+        for k, m in enumerate(moves(planner_params(comps[0][1]))):
             out[f"move-{k}"] = m
     if previous is not None:
         out["previous"] = previous

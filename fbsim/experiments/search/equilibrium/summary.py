@@ -79,9 +79,7 @@ def status(s: dict) -> str:
 
 def deal_text(r: dict) -> str:
     """A player's chance (and the Agenda's win rate) by how many seats hold the Agenda."""
-    # (with k seats dealt the Agenda wins k x a player's chance: at most one winner)
-    return ", ".join(f"{k} dealt {pc(v['player_win_rate'])} "
-                     f"(Agenda {pc(v.get('win_rate', int(k) * v['player_win_rate']))})"
+    return ", ".join(f"{k} dealt {pc(v['player_win_rate'])} (Agenda {pc(v['win_rate'])})"
                      for k, v in sorted(r["by_deal"].items(), key=lambda x: int(x[0])))
 
 

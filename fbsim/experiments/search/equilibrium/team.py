@@ -65,9 +65,11 @@ from fbsim.experiments.metrics.stats import discordant_from_normal, paired_propo
 from fbsim.experiments.run.spec import SweepSpec
 from fbsim.experiments.run.sweep import run_sweep
 from fbsim.experiments.search.cem import Dim, cem
+from fbsim.experiments.search.deviation import finite
 from fbsim.experiments.search.equilibrium import fields
 from fbsim.experiments.search.equilibrium.fields import STARTING_POPULATIONS, planner
 from fbsim.experiments.search.equilibrium.state import publish
+from fbsim.experiments.search.equilibrium.summary import pc
 from fbsim.experiments.search.meta import payoffs, solve
 from fbsim.game import layout as L
 from fbsim.game.lineup import Lineup, lineup_to_toml
@@ -599,14 +601,6 @@ def gains_line(agendas: dict) -> str:
     return "deviation gains " + ", ".join(
         f"{a} {100 * r['deviation_gain']:+.1f} (<= {100 * r['gain_ci'][1]:+.1f})"
         for a, r in agendas.items())
-
-
-def finite(x: float) -> float | None:
-    return None if x != x else float(x)
-
-
-def pc(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
 
 
 def rate_text(r: dict, key: str = "win_rate", ci: str = "ci") -> str:

@@ -41,7 +41,7 @@ from fbsim.experiments.search.equilibrium import metasolver
 from fbsim.experiments.search.equilibrium.fields import (
     STARTING_POPULATIONS,
     field_lineup,
-    planner,
+    planner_params,
 )
 from fbsim.experiments.search.equilibrium.oracle import (
     Effort,
@@ -133,7 +133,7 @@ class SeatSearch:
         elif warm is not None:
             self.state = State(self.config, warm[0], warm[1])
         else:
-            pops = {a: [planner(x).as_dict() for x in STARTING_POPULATIONS[a]] for a in AGENDAS}
+            pops = {a: [planner_params(x) for x in STARTING_POPULATIONS[a]] for a in AGENDAS}
             self.state = State(self.config, pops,
                                {a: [1.0 / len(p)] * len(p) for a, p in pops.items()})
         self.rules = self._rules()
@@ -348,7 +348,7 @@ def warm_start(folder: Path, players: int) -> tuple[dict, dict, str]:
                              "search")
         where = folder / f"p{players}" / "state.json"
         doc = json.loads(where.read_text())
-        pops = {a: [planner(x).as_dict() for x in doc["populations"][a]] for a in AGENDAS}
+        pops = {a: [planner_params(x) for x in doc["populations"][a]] for a in AGENDAS}
         mix = doc["iterations"][int(summary["field_iteration"])]["mixture"]
         mix = {a: [float(v) for v in metasolver.grow(mix[a], len(pops[a]))] for a in AGENDAS}
     except UsageError:
