@@ -925,16 +925,26 @@ def equilibrium_cmd(
              "are confirmed on a fresh seed and ranked, and the chosen rules' loss is measured "
              "once more on another fresh seed (fresh_loss: the figure to quote).\n\nWrites "
              "OUT/candidates.parquet (ranked, with confirmed metrics), OUT/search.parquet and "
-             "OUT/best_rules.toml.")
+             "OUT/best_rules.toml.\n\nWith --equilibrium the candidates are judged under "
+             "strong play instead of by fixed fields: each at its own single-seat equilibrium, "
+             "re-solved for it at every table size (Optuna's TPE proposes them); the best are "
+             "re-solved from scratch, audited and confirmed on fresh games. Writes "
+             "OUT/best_rules.toml, OUT/pN.toml (its fields), OUT/summary.json (`found`: every "
+             "Agenda within the target of 1/players at every table size), OUT/summary.md, "
+             "OUT/trials.parquet and OUT/finalists.parquet. Interrupted searches resume.")
 def tune_cmd(
-    target: Annotated[Path, typer.Option(help="The tune spec (TOML; see the README).",
-                                         dir_okay=False)],
-    out: Annotated[Path, typer.Option(help="Folder for the search and its tables.",
-                                      file_okay=False)] = Path("out/tune"),
-    force: Annotated[bool, typer.Option("--force", help="Recompute finished generations.")
+    target: Annotated[Path | None, typer.Option(
+        help="The tune spec (TOML; see the README). With --equilibrium it may be left out: "
+        "the designer's levers (`fbsim.experiments.search.rulebook.DEFAULT_SPEC`).",
+        dir_okay=False)] = None,
+    out: Annotated[Path | None, typer.Option(
+        help="Folder for the search and its tables [default: out/tune, or "
+        "out/tune-equilibrium with --equilibrium].", file_okay=False)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Recompute finished generations "
+                                        "(with --equilibrium: trials and finalists).")
                      ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the ranked table as JSON.")
-                       ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the ranked table as JSON "
+                                          "(with --equilibrium: summary.json).")] = False,
     robust: Annotated[bool, typer.Option(
         "--robust", help="Search rules against several fields at once and rank them by the "
         "worst field's loss: the spec's lineup and the committed equilibria "
@@ -942,10 +952,25 @@ def tune_cmd(
     field: Annotated[list[str] | None, typer.Option(
         "--field", help="With --robust: one more field (a lineup or field file; {players} in "
         "a path stands for the table size). Repeatable.")] = None,
+    equilibrium: Annotated[bool, typer.Option(
+        "--equilibrium", help="Judge every candidate at its own single-seat equilibrium, "
+        "re-solved for it at 3-6 players (warm-started from solved fields), proposed by "
+        "Optuna's TPE; the best are re-solved from scratch, audited and confirmed on fresh "
+        "games. Writes best_rules.toml, its fields pN.toml and summary.json (`found`).")
+    ] = False,
     quiet: QuietOpt = False,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
 ):
+    if equilibrium:
+        if robust or field:
+            raise UsageError("--robust/--field: not with --equilibrium (each candidate plays "
+                             "its own equilibrium)")
+        return _tune_equilibrium(target, out or Path("out/tune-equilibrium"), force, as_json,
+                                 quiet, scheduler, workers)
+    if target is None:
+        raise UsageError("--target: give the tune spec (or use --equilibrium)")
+    out = out or Path("out/tune")
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import now_iso
@@ -981,6 +1006,38 @@ def tune_cmd(
     typer.echo("best: " + ", ".join(f"{k} = {v}" for k, v in res.best.items()))
     typer.echo(f"its loss on a fresh seed ({int(res.ranked.loc[0, 'fresh_seed'])}): "
                f"{res.fresh['loss']:.4f} (the figure to quote: the ranked losses chose it)")
+    for p in paths:
+        typer.echo(str(p))
+
+
+def _tune_equilibrium(target: Path | None, out: Path, force: bool, as_json: bool, quiet: bool,
+                      scheduler, workers) -> None:
+    import json
+
+    from fbsim.experiments.run.cluster import open_client
+    from fbsim.experiments.run.lock import output_lock
+    from fbsim.experiments.run.provenance import now_iso
+    from fbsim.experiments.search.rulebook import (
+        check_rulebook_spec,
+        load_rulebook_spec,
+        summary_markdown,
+        tune_equilibrium,
+        write_rulebook,
+    )
+
+    spec = load_rulebook_spec(target)
+    check_rulebook_spec(spec)
+    started = now_iso()
+    echo = None if (as_json or quiet) else (lambda m: typer.echo(m, err=True))
+    _folder_ok(out, "--out")
+    with output_lock(out):
+        with open_client(scheduler, workers) as (client, _threads):
+            res = tune_equilibrium(spec, out, client=client, echo=echo, force=force)
+        paths = write_rulebook(res, spec, out, started)
+    if as_json:
+        typer.echo(json.dumps(res.summary, indent=1, sort_keys=True))
+        return
+    typer.echo(summary_markdown(res.summary, spec))
     for p in paths:
         typer.echo(str(p))
 

@@ -80,10 +80,7 @@ class State:
     # ------------------------------------------------------------------ JSON
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, path)
+        write_json(path, asdict(self))
 
     @classmethod
     def load(cls, path: Path, config: dict) -> State:
@@ -130,8 +127,14 @@ def publish(out: Path, players: int, summary: dict) -> dict:
             doc = {"players": {}}
     doc["players"][str(players)] = summary
     doc["players"] = dict(sorted(doc["players"].items()))
+    write_json(path, doc)
+    return doc
+
+
+def write_json(path: Path, doc) -> None:
+    """`doc` as JSON at `path`: written whole beside it, then moved into place."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     os.replace(tmp, path)
-    return doc

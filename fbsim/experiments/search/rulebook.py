@@ -1,0 +1,780 @@
+"""`fbsim tune --equilibrium`: which rules make Firebreak fair under strong play.
+
+`fbsim tune` judges candidate rules by what fixed fields do under them; strong players would
+adapt to new rules. Here every candidate rule set is judged at **its own single-seat
+equilibrium** (`fbsim.experiments.search.equilibrium`, the game as played), re-solved for it
+at every table size from a solved field (a warm start, `--from`): the candidate's loss is the
+largest distance of any Agenda's `player_win_rate` (a player's chance to win, given the
+Agenda dealt) from the fair share 1/players, at any table size, plus the distance of the
+Collapse and everyone-loses rates from the bands the spec allows.
+
+The objective is noisy and each evaluation is an equilibrium search (a minute or two per table
+size), so the candidates are proposed by Optuna's TPE sampler (Bergstra et al. 2011), a
+sequential model-based optimiser made for expensive, noisy black boxes with integer,
+continuous and categorical dimensions. The first trial plays the rules unchanged (the
+reference every candidate is compared with), then the spec's `start` hunches, then `startup`
+random trials, then TPE.
+
+The best distinct trials (`finalists`) are then **re-solved from scratch** with the full
+budget (no warm start, a fresh seed), audited with single-seat best responses on fresh seeds
+(the equilibrium's own audit), and **confirmed on fresh games**: the field and each Agenda's
+audited best response, paired game by game (`deviation.evaluate`). A finalist meets the
+target at a table size when every Agenda's `player_win_rate` interval lies within
+`fair_band` of 1/players, no single-seat deviation gains more than `gain` (upper end of its
+interval), the search converged, and the Collapse and everyone-loses rates lie in their bands.
+`found` is true when one finalist meets it at every table size; otherwise the closest
+finalist is the answer, with why it falls short. Deviation gains found by a search are lower
+bounds of what exists.
+
+The spec (TOML; `fbsim tune --equilibrium` alone uses `DEFAULT_SPEC`):
+
+    players = [3, 4, 5, 6]
+    trials = 30                 # candidates, each solved at every table size
+    startup = 10                # random trials before TPE models the loss
+    finalists = 2               # re-solved from scratch, audited, confirmed
+    seed = 0
+    from = "../equilibrium"     # the solved fields trials start from (relative to the spec)
+    confirm_games = 100000      # per seat range, per finalist and table size
+    rules = "base.toml"         # optional
+
+    [params]                    # [lo, hi] (integers when both are), or a list of choices
+    "dial.collapse" = [560, 760]
+    "accusation.rounds" = { choices = [[3, 6], [2, 4, 6]] }
+
+    [[start]]                   # optional hunches tried first (other keys: the rules' own)
+    "dial.collapse" = 700
+
+    [target]
+    fair_band = 0.05            # every Agenda's player_win_rate within 1/players +- this
+    gain = 0.03                 # no single-seat deviation gains more (upper end of its CI)
+    collapse = [0.0, 0.5]       # optional band
+    everyone_loses = [0.0, 0.2] # optional band
+
+    [budget.trial]              # the warm-started searches (`Budget` fields)
+    iterations = 3
+    [budget.final]              # the finalists' searches from scratch
+    iterations = 30
+
+Every range must hold the rules' own value (the first trial plays them). Everything is saved
+as it is played: OUT/trials.json after every trial, each trial's and finalist's search in its
+own folder (resumed where it stopped), so an interrupted search resumes and gives the same
+bytes; the sampler's seed for trial k is derived from the seed and k, and its history is
+rebuilt from trials.json, so a resumed search proposes what the uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+import tomllib
+import warnings
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from fbsim.errors import FbsimError, UsageError
+from fbsim.experiments.run.spec import (
+    SpecError,
+    flatten,
+    int_field,
+    players_list,
+    read_spec_file,
+)
+from fbsim.experiments.search.deviation import SEAT, Deviant, evaluate
+from fbsim.experiments.search.equilibrium import run_equilibrium
+from fbsim.experiments.search.equilibrium.seeds import seed_of
+from fbsim.experiments.search.equilibrium.state import write_json
+from fbsim.experiments.search.equilibrium.trainer import AGENDAS, Budget, warm_start
+from fbsim.game.lineup import Entry, parse_lineup
+from fbsim.rules import load_rules, nest
+
+KEYS = ("players", "trials", "startup", "finalists", "seed", "rules", "from", "confirm_games",
+        "params", "start", "target", "budget")
+TARGET_KEYS = ("fair_band", "gain", "collapse", "everyone_loses")
+STATE_VERSION = 1
+INVALID_LOSS = 1.0  # a candidate whose rules cannot be played at some table size
+DEFAULT_FROM = "results/equilibrium"
+# a trial: a short warm-started search, not audited (the finalists are)
+TRIAL_BUDGET = Budget(iterations=3, audits=0, meta_steps=8, meta_games=500, generations=4,
+                      population=8, screen_games=500, search_games=1_000, select_games=4_000,
+                      confirm_games=10_000)
+
+# The levers a designer reaches for, each range holding the rules' own value.
+DEFAULT_SPEC = """\
+players = [3, 4, 5, 6]
+trials = 30
+startup = 10
+finalists = 2
+seed = 0
+confirm_games = 100000
+
+[params]
+"dial.collapse" = [560, 760]                 # the Collapse threshold (R-W4)
+"jobs.burn_ppm" = [1, 4]                     # what each BURN adds (R-V2)
+"scoring.collapse_min_capital" = [6, 40]     # the Capital a Collapse win needs (R-E3)
+baseline_offset = [-4, 4]                    # every round's baseline (D1)
+"decks.p3.steward" = [2, 3]                  # the Agenda decks per table size (D2)
+"decks.p3.accelerationist" = [1, 2]
+"decks.p4.steward" = [2, 4]
+"decks.p4.accelerationist" = [1, 2]
+"decks.p5.steward" = [3, 5]
+"decks.p5.accelerationist" = [1, 2]
+"decks.p6.steward" = [3, 5]
+"decks.p6.accelerationist" = [1, 2]
+"agendas.steward_base" = [2, 8]              # the Agenda bonuses (R-X1)
+"agendas.opportunist_severe" = [5, 12]
+"agendas.accelerationist_extreme" = [0, 6]
+"agendas.accelerationist_other" = [-4, 0]
+"assets.refinery.ppm" = [0, 2]               # the asset table (D3)
+"assets.refinery.income" = [1, 4]
+"assets.carbon-sink.ppm" = [-4, -1]
+"accusation.pay_per_accuser" = [1, 6]        # Accusation pay (R-A4)
+"accusation.rounds" = { choices = [[3, 6], [2, 4, 6], [2, 5, 7], [4, 7], [3, 5, 7]] }
+
+[target]
+fair_band = 0.05
+gain = 0.03
+everyone_loses = [0.0, 0.2]
+"""
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One rules key searched: a range [lo, hi] (integers when both bounds are) or choices."""
+
+    name: str
+    lo: Any = None
+    hi: Any = None
+    choices: tuple = ()
+
+    @property
+    def integer(self) -> bool:
+        return isinstance(self.lo, int) and isinstance(self.hi, int)
+
+    def distribution(self):
+        from optuna.distributions import (
+            CategoricalDistribution,
+            FloatDistribution,
+            IntDistribution,
+        )
+
+        if self.choices:  # the sampler sees a choice by its index
+            return CategoricalDistribution(list(range(len(self.choices))))
+        if self.integer:
+            return IntDistribution(self.lo, self.hi)
+        return FloatDistribution(float(self.lo), float(self.hi))
+
+    def value(self, raw):
+        """The rules value of the sampler's `raw` value."""
+        if self.choices:
+            return self.choices[raw]
+        return int(raw) if self.integer else float(raw)
+
+    def raw(self, value):
+        """The sampler's value of a rules value (None: outside the lever's range)."""
+        if self.choices:
+            return self.choices.index(value) if value in self.choices else None
+        return value if self.lo <= value <= self.hi else None
+
+    def values(self) -> list:
+        return list(self.choices) if self.choices else [self.lo, self.hi]
+
+
+@dataclass
+class RulebookSpec:
+    levers: list[Lever]
+    players: list[int] = field(default_factory=lambda: [3, 4, 5, 6])
+    trials: int = 30
+    startup: int = 10
+    finalists: int = 2
+    seed: int = 0
+    rules: str | None = None
+    start_from: str = DEFAULT_FROM
+    confirm_games: int = 100_000
+    starts: list[dict] = field(default_factory=list)
+    fair_band: float = 0.05
+    gain: float = 0.03
+    collapse: tuple[float, float] | None = None
+    everyone_loses: tuple[float, float] | None = None
+    trial_budget: Budget = TRIAL_BUDGET
+    final_budget: Budget = field(default_factory=Budget)
+
+    def digest(self) -> str:
+        """What the trials depend on (not the finalists' count or budget, nor the
+        confirmation: those may change between runs of one search)."""
+        kept = {k: v for k, v in asdict(self).items()
+                if k not in ("finalists", "final_budget", "confirm_games", "trials")}
+        return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()
+                              ).hexdigest()[:16]
+
+
+def load_rulebook_spec(path: str | Path | None) -> RulebookSpec:
+    """The spec in `path`, or the default levers (`DEFAULT_SPEC`) when None."""
+    if path is None:
+        return rulebook_spec_from_dict(tomllib.loads(DEFAULT_SPEC), "the default levers")
+    doc, where = read_spec_file(path, "tune spec")
+    return rulebook_spec_from_dict(doc, where, Path(path).parent)
+
+
+def _band(v, where: str, key: str) -> tuple[float, float]:
+    if not (isinstance(v, list) and len(v) == 2 and all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in v)
+            and 0 <= v[0] <= v[1] <= 1):
+        raise SpecError(f"{where}: target.{key}: expected [lo, hi] with 0 <= lo <= hi <= 1, "
+                        f"got {v!r}")
+    return (float(v[0]), float(v[1]))
+
+
+def _fraction(v, where: str, key: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v < 1:
+        raise SpecError(f"{where}: target.{key}: expected a number between 0 and 1, got {v!r}")
+    return float(v)
+
+
+def _lever(name: str, v, where: str) -> Lever:
+    if name.startswith("bots."):
+        raise SpecError(f"{where}: params.{name}: a bot parameter is not a rule; the "
+                        "equilibrium chooses the strategies")
+    if isinstance(v, dict):
+        ch = v.get("choices")
+        if set(v) != {"choices"} or not isinstance(ch, list) or len(ch) < 2:
+            raise SpecError(f"{where}: params.{name}: expected {{ choices = [a, b, ...] }} "
+                            f"with at least two choices, got {v!r}")
+        return Lever(name, choices=tuple(tuple(x) if isinstance(x, list) else x for x in ch))
+    if (not isinstance(v, list) or len(v) != 2 or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in v)):
+        raise SpecError(f"{where}: params.{name}: expected [lo, hi] or {{ choices = [...] }}, "
+                        f"got {v!r}")
+    if v[0] > v[1]:
+        raise SpecError(f"{where}: params.{name}: the range {v} is empty")
+    return Lever(name, v[0], v[1])
+
+
+def _params(doc: dict, where: str, prefix: str = "") -> list[Lever]:
+    """[params], nested tables flattened to dotted keys; a { choices = [...] } table is one
+    lever's value."""
+    out = []
+    for k, v in doc.items():
+        if isinstance(v, dict) and "choices" not in v:
+            out += _params(v, where, f"{prefix}{k}.")
+        else:
+            out.append(_lever(prefix + k, v, where))
+    return out
+
+
+def rulebook_spec_from_dict(doc: dict, where: str = "tune spec",
+                            base_dir: Path | None = None) -> RulebookSpec:
+    for k in doc:
+        if k not in KEYS:
+            raise SpecError(f"{where}: {k}: unknown key (keys: {', '.join(KEYS)})")
+    levers = _params(doc.get("params", {}), where)
+    if not levers:
+        raise SpecError(f"{where}: params: name at least one rule to search")
+    s = RulebookSpec(levers=levers)
+    if "players" in doc:
+        s.players = players_list(doc["players"])
+    for k, lo, hi in (("trials", 1, 10_000), ("startup", 0, 10_000), ("finalists", 1, 20),
+                      ("seed", 0, None), ("confirm_games", 100, None)):
+        if k in doc:
+            setattr(s, k, int_field(doc, k, lo, where, hi))
+    for k, attr in (("rules", "rules"), ("from", "start_from")):
+        if k in doc:
+            if not isinstance(doc[k], str):
+                raise SpecError(f"{where}: {k}: expected a path, got {doc[k]!r}")
+            p = Path(doc[k])
+            setattr(s, attr, str(p if p.is_absolute() or base_dir is None else base_dir / p))
+    starts = doc.get("start", [])
+    if not isinstance(starts, list) or not all(isinstance(x, dict) for x in starts):
+        raise SpecError(f"{where}: start: expected [[start]] tables of rules values")
+    names = {lv.name: lv for lv in levers}
+    for i, st in enumerate(starts):
+        flat = flatten(st)
+        for k, v in flat.items():
+            lv = names.get(k)
+            if lv is None:
+                raise SpecError(f"{where}: start[{i}].{k}: not one of the params searched")
+            v = tuple(v) if isinstance(v, list) else v
+            if isinstance(v, bool) or lv.raw(v) is None:
+                raise SpecError(f"{where}: start[{i}].{k}: {v!r} is outside its params range")
+            flat[k] = v
+        s.starts.append(flat)
+    target = doc.get("target", {})
+    if not isinstance(target, dict):
+        raise SpecError(f"{where}: target: expected a table, got {target!r}")
+    for k in target:
+        if k not in TARGET_KEYS:
+            raise SpecError(f"{where}: target.{k}: unknown key (keys: {', '.join(TARGET_KEYS)})")
+    if "fair_band" in target:
+        s.fair_band = _fraction(target["fair_band"], where, "fair_band")
+    if "gain" in target:
+        s.gain = _fraction(target["gain"], where, "gain")
+    for k in ("collapse", "everyone_loses"):
+        if k in target:
+            setattr(s, k, _band(target[k], where, k))
+    budget = doc.get("budget", {})
+    if not isinstance(budget, dict) or set(budget) - {"trial", "final"}:
+        raise SpecError(f"{where}: budget: expected [budget.trial] and [budget.final] tables")
+    allowed = {f.name: f.type for f in fields(Budget)}
+    for part, attr in (("trial", "trial_budget"), ("final", "final_budget")):
+        given = budget.get(part, {})
+        if not isinstance(given, dict):
+            raise SpecError(f"{where}: budget.{part}: expected a table")
+        for k, v in given.items():
+            if k not in allowed:
+                raise SpecError(f"{where}: budget.{part}.{k}: unknown key (keys: "
+                                f"{', '.join(allowed)})")
+            if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+                raise SpecError(f"{where}: budget.{part}.{k}: expected a number >= 0, "
+                                f"got {v!r}")
+        try:
+            setattr(s, attr, replace(getattr(s, attr), **given))
+        except FbsimError as e:
+            raise SpecError(f"{where}: budget.{part}: {e}") from None
+    return s
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def rule_value(rules, key: str):
+    """The value of a dotted rules key (`decks.p4.steward`) in `rules`."""
+    cur = rules
+    for part in key.split("."):
+        cur = cur[part] if isinstance(cur, dict) else getattr(cur, part.replace("-", "_"))
+    return cur
+
+
+def rules_for(spec: RulebookSpec, params: dict, players: int | None):
+    return load_rules(spec.rules, overrides=nest(_as_toml(params)),
+                      overrides_source="tune spec params", bots={}, players=players)
+
+
+def _as_toml(params: dict) -> dict:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+
+
+def unchanged(spec: RulebookSpec) -> dict:
+    """Every lever at the rules' own value (the first trial)."""
+    rules = rules_for(spec, {}, None)
+    out = {}
+    for lv in spec.levers:
+        try:
+            v = rule_value(rules, lv.name)
+        except (AttributeError, KeyError, TypeError):
+            raise SpecError(f"tune spec: params.{lv.name}: not a rules key (see `fbsim rules`)"
+                            ) from None
+        v = tuple(v) if isinstance(v, list | tuple) else v
+        if lv.raw(v) is None:
+            raise SpecError(f"tune spec: params.{lv.name}: the rules' own value {v!r} is "
+                            f"outside {list(lv.values())} (the first trial plays the rules "
+                            "unchanged)")
+        out[lv.name] = v
+    return out
+
+
+def check_rulebook_spec(spec: RulebookSpec) -> None:
+    """Before any game runs or any file is written: every lever's values are playable rules
+    at every table size (each alone), the rules' own values lie in the ranges, and the
+    solved fields to start from are there."""
+    base = unchanged(spec)
+    for lv in spec.levers:
+        for v in lv.values():
+            for n in spec.players:
+                try:
+                    rules_for(spec, {**base, lv.name: v}, n)
+                except FbsimError as e:
+                    raise SpecError(f"tune spec: params.{lv.name} = {v!r} at {n} players: {e}"
+                                    ) from None
+    for n in spec.players:
+        warm_start(Path(spec.start_from), n)
+
+
+# ----------------------------------------------------------------------------- the loss
+
+
+def _outside(rate: float, band: tuple[float, float] | None) -> float:
+    if band is None:
+        return 0.0
+    return max(0.0, band[0] - rate, rate - band[1])
+
+
+def measure(spec: RulebookSpec, players: int, s: dict) -> dict:
+    """One table size's numbers from an equilibrium's summary, and its loss: the largest
+    distance of an Agenda's player_win_rate from 1/players plus the distances of the Collapse
+    and everyone-loses rates from their bands."""
+    fair = 1 / players
+    rates = {a: s["agendas"][a]["player_win_rate"] for a in AGENDAS}
+    worst = max(1.0 if r is None else abs(r - fair) for r in rates.values())
+    col, lose = s["collapse"]["rate"], s["everyone_loses"]["rate"]
+    gains = [s["agendas"][a]["seat_gain_ci"][1] for a in AGENDAS]
+    return {"loss": worst + _outside(col, spec.collapse) + _outside(lose, spec.everyone_loses),
+            "worst": worst, "player_win_rate": rates, "collapse": col, "everyone_loses": lose,
+            "seat_gain_max": max(gains), "converged": s["converged"]}
+
+
+# ----------------------------------------------------------------------------- trials
+
+
+def propose(spec: RulebookSpec, history: list[dict], number: int) -> dict:
+    """Trial `number`'s rules values: the rules unchanged, then the spec's starts, then the
+    sampler (random for `startup` trials, then TPE) given every earlier trial's loss."""
+    base = unchanged(spec)
+    if number == 0:
+        return base
+    if number <= len(spec.starts):
+        return {**base, **spec.starts[number - 1]}
+    import optuna
+    from optuna.trial import create_trial
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    dists = {lv.name: lv.distribution() for lv in spec.levers}
+    seed = seed_of(spec.seed, 0, "rulebook-sampler", number) % 2**32
+    with warnings.catch_warnings():  # (multivariate TPE is marked experimental)
+        warnings.simplefilter("ignore")
+        sampler = optuna.samplers.TPESampler(
+            seed=seed, n_startup_trials=len(spec.starts) + 1 + spec.startup,
+            multivariate=True, group=False)
+        study = optuna.create_study(direction="minimize", sampler=sampler)
+        for rec in history:
+            params = {lv.name: lv.raw(_value(rec["params"][lv.name])) for lv in spec.levers}
+            study.add_trial(create_trial(params=params, distributions=dists,
+                                         value=rec["loss"]))
+        trial = study.ask(dists)
+    return {lv.name: lv.value(trial.params[lv.name]) for lv in spec.levers}
+
+
+def _value(v):
+    return tuple(v) if isinstance(v, list) else v
+
+
+def _why_invalid(spec: RulebookSpec, params: dict) -> str | None:
+    for n in spec.players:
+        try:
+            rules_for(spec, params, n)
+        except FbsimError as e:
+            return f"{n} players: {e}"
+    return None
+
+
+def play_trial(spec: RulebookSpec, out: Path, number: int, params: dict, client=None,
+               echo=None, force: bool = False) -> dict:
+    """Solve the candidate's single-seat equilibrium at every table size (warm-started) and
+    score it."""
+    rec = {"number": number, "params": _as_toml(params), "folder": f"trials/{number:04d}"}
+    why = _why_invalid(spec, params)
+    if why is not None:
+        return {**rec, "loss": INVALID_LOSS, "invalid": why, "games": 0, "sizes": {}}
+    doc = run_equilibrium(spec.players, out / rec["folder"], seed=spec.seed,
+                          budget=spec.trial_budget, rules=spec.rules, sets=_as_toml(params),
+                          client=client, echo=echo, force=force, start_from=spec.start_from)
+    sizes = {str(n): measure(spec, n, doc["players"][str(n)]) for n in spec.players}
+    return {**rec, "loss": max(s["loss"] for s in sizes.values()), "invalid": None,
+            "games": sum(doc["players"][str(n)]["games"] for n in spec.players),
+            "sizes": sizes}
+
+
+def changes(spec: RulebookSpec, params: dict) -> dict:
+    """The levers a candidate moves from the rules' own values."""
+    base = unchanged(spec)
+    return {k: v for k, v in params.items() if _value(v) != base[k]}
+
+
+def describe(params: dict) -> str:
+    return ", ".join(f"{k} = {_toml_value(v)}" for k, v in params.items()) or "the rules unchanged"
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(map(str, v)) + "]"
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+# ----------------------------------------------------------------------------- finalists
+
+
+def confirm_finalist(spec: RulebookSpec, folder: Path, index: int, doc: dict, client=None,
+                     echo=None) -> dict:
+    """Each table size's field and its Agendas' audited best responses on fresh games:
+    what the finalist answers, whether it meets the target, and why not."""
+    params = json.loads((folder / "params.json").read_text())
+    sizes, total = {}, 0
+    for n in spec.players:
+        s = doc["players"][str(n)]
+        rules = rules_for(spec, params, n)
+        field_lineup = parse_lineup(str(folder / f"p{n}.toml"), players=n, flag="field")
+        devs = [Deviant(a, Entry.make("planner", s["agendas"][a]["seat_best_response"]), SEAT)
+                for a in AGENDAS]
+        if echo:
+            echo(f"  finalist {index + 1}, {n} players: confirming on fresh games "
+                 f"({spec.confirm_games:,} per seat range)")
+        ev = evaluate(rules, field_lineup, devs, seed_of(spec.seed, n, "rulebook-confirm",
+                                                         index), spec.confirm_games, client)
+        total += ev.games
+        stats = ev.field.as_dict()
+        fair = 1 / n
+        agendas, why = {}, []
+        for a, g in zip(AGENDAS, ev.gains, strict=True):
+            r = stats["agendas"][a]
+            searched = s["agendas"][a]["seat_gain_ci"][1]
+            gain = {"seat_deviation_gain": g.gain, "seat_gain_ci": g.ci,
+                    "search_seat_gain_ci": s["agendas"][a]["seat_gain_ci"]}
+            agendas[a] = {"player_win_rate": r["player_win_rate"],
+                          "player_win_ci": r["player_win_ci"], **gain}
+            lo, hi = r["player_win_ci"]
+            if lo is None or lo < fair - spec.fair_band or hi > fair + spec.fair_band:
+                why.append(f"{a} wins {_pc(r['player_win_rate'])} as a player, outside "
+                           f"{_pc(fair)} +- {_pc(spec.fair_band)}")
+            if max(g.ci[1], searched) > spec.gain:
+                why.append(f"one {a} seat gains up to {100 * max(g.ci[1], searched):+.1f} "
+                           "points by switching strategy")
+        for key, band in (("collapse", spec.collapse), ("everyone_loses", spec.everyone_loses)):
+            rate = stats[key]["rate"]
+            if _outside(rate, band) > 0:
+                why.append(f"{key.replace('_', ' ')} {_pc(rate)} outside {_pc(band[0])}-"
+                           f"{_pc(band[1])}")
+        if not s["converged"]:
+            why.append("the equilibrium search did not converge")
+        worst = max(1.0 if r["player_win_rate"] is None else abs(r["player_win_rate"] - fair)
+                    for r in agendas.values())
+        sizes[str(n)] = {"agendas": agendas, "collapse": stats["collapse"],
+                         "everyone_loses": stats["everyone_loses"], "fair": fair,
+                         "converged": s["converged"], "games": stats["games"],
+                         "worst": worst, "loss": worst
+                         + _outside(stats["collapse"]["rate"], spec.collapse)
+                         + _outside(stats["everyone_loses"]["rate"], spec.everyone_loses),
+                         "meets": not why, "why": why, "field": f"p{n}.toml"}
+    return {"sizes": sizes, "meets": all(x["meets"] for x in sizes.values()),
+            "loss": max(x["loss"] for x in sizes.values()), "confirm_games": total}
+
+
+def _pc(x) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+# ----------------------------------------------------------------------------- the search
+
+
+@dataclass
+class RulebookResult:
+    summary: dict
+    trials: list[dict]
+    finalists: list[dict]
+    best_rules_toml: str
+
+
+def _load_trials(path: Path, spec: RulebookSpec, force: bool) -> list[dict]:
+    if force or not path.exists():
+        return []
+    try:
+        doc = json.loads(path.read_text())
+        ok = doc["version"] == STATE_VERSION and doc["spec"] == spec.digest()
+        trials = list(doc["trials"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"{path}: cannot resume this search ({type(e).__name__}: {e}); "
+                         "--force starts it again") from None
+    if not ok:
+        raise UsageError(f"{path}: this folder holds a search of another spec (or version); "
+                         "give another --out, or --force to start again")
+    return trials
+
+
+def tune_equilibrium(spec: RulebookSpec, out: str | Path, client=None, echo=None,
+                     force: bool = False) -> RulebookResult:
+    out = Path(out)
+    check_rulebook_spec(spec)
+    say = echo or (lambda _m: None)
+    path = out / "trials.json"
+    trials = _load_trials(path, spec, force)[:spec.trials]
+    if trials:
+        say(f"resuming: {len(trials)} of {spec.trials} trials done")
+    for number in range(len(trials), spec.trials):
+        params = propose(spec, trials, number)
+        kind = ("the rules unchanged" if number == 0 else "a start" if number <= len(
+            spec.starts) else "random" if number <= len(spec.starts) + spec.startup else "TPE")
+        say(f"trial {number + 1}/{spec.trials} ({kind}): {describe(changes(spec, params))}")
+        rec = play_trial(spec, out, number, params, client, _indent(echo), force)
+        trials.append(rec)
+        write_json(path, {"version": STATE_VERSION, "spec": spec.digest(), "trials": trials})
+        best = min(trials, key=lambda t: (t["loss"], t["number"]))
+        say(f"trial {number + 1}/{spec.trials}: loss {rec['loss']:.3f}"
+            + (f" (not playable: {rec['invalid']})" if rec["invalid"] else "")
+            + f"; best {best['loss']:.3f} (trial {best['number'] + 1})")
+    finalists = []
+    chosen = _finalists(trials, spec.finalists)
+    for i, t in enumerate(chosen):
+        folder = out / "final" / f"{i:02d}"
+        params = {k: _value(v) for k, v in t["params"].items()}
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json(folder / "params.json", _as_toml(params))
+        say(f"finalist {i + 1}/{len(chosen)} (trial {t['number'] + 1}, loss {t['loss']:.3f}): "
+            f"re-solved from scratch: {describe(changes(spec, params))}")
+        doc = run_equilibrium(spec.players, folder, seed=seed_of(spec.seed, 0, "rulebook-final",
+                                                                 i),
+                              budget=spec.final_budget, rules=spec.rules,
+                              sets=_as_toml(params), client=client, echo=_indent(echo),
+                              force=force)
+        done = folder / "confirmed.json"
+        conf = None
+        if done.exists() and not force:
+            conf = json.loads(done.read_text())
+            if conf.get("confirm_games_per_range") != spec.confirm_games:
+                conf = None
+        if conf is None:
+            conf = confirm_finalist(spec, folder, i, doc, client, echo)
+            conf["confirm_games_per_range"] = spec.confirm_games
+            write_json(done, conf)
+        finalists.append({"index": i, "trial": t["number"], "params": _as_toml(params),
+                          "trial_loss": t["loss"], "folder": f"final/{i:02d}",
+                          "search_games": sum(doc["players"][str(n)]["games"]
+                                              for n in spec.players), **conf})
+        short = [n for n, x in conf["sizes"].items() if not x["meets"]]
+        say(f"finalist {i + 1}: confirmed loss {conf['loss']:.3f}; "
+            + ("meets the target at every table size" if not short else
+               f"falls short at {', '.join(short)} players (summary.md says why)"))
+    best = min(finalists, key=lambda f: (not f["meets"], f["loss"], f["index"]))
+    summary = rulebook_summary(spec, trials, finalists, best)
+    return RulebookResult(summary, trials, finalists, best_rules_text(spec, best))
+
+
+def _indent(echo):
+    return None if echo is None else (lambda m: echo("  " + m))
+
+
+def _finalists(trials: list[dict], k: int) -> list[dict]:
+    seen, out = set(), []
+    for t in sorted((t for t in trials if not t["invalid"]),
+                    key=lambda t: (t["loss"], t["number"])):
+        key = json.dumps(t["params"], sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(t)
+    if not out:
+        raise UsageError("tune --equilibrium: no trial's rules could be played; see "
+                         "trials.json for why")
+    return out[:k]
+
+
+def rulebook_summary(spec: RulebookSpec, trials: list[dict], finalists: list[dict],
+                     best: dict) -> dict:
+    """summary.json: the recommended rules at their own single-seat equilibrium, per table
+    size, `found`, and the reference (the rules unchanged, trial 1)."""
+    players = {}
+    for n, x in best["sizes"].items():
+        players[n] = {
+            "agendas": {a: {k: r[k] for k in ("player_win_rate", "player_win_ci",
+                                              "seat_deviation_gain", "seat_gain_ci",
+                                              "search_seat_gain_ci")}
+                        for a, r in x["agendas"].items()},
+            "fair": x["fair"], "collapse": x["collapse"], "everyone_loses": x["everyone_loses"],
+            "converged": x["converged"], "meets": x["meets"], "why": x["why"],
+            "field": x["field"], "games": x["games"]}
+    ref = trials[0]
+    return {
+        "rules": "best_rules.toml", "found": bool(best["meets"]),
+        "changes": changes(spec, {k: _value(v) for k, v in best["params"].items()}),
+        "loss": best["loss"], "players": players,
+        "target": {"fair": "1/players", "fair_band": spec.fair_band, "gain": spec.gain,
+                   "collapse": spec.collapse, "everyone_loses": spec.everyone_loses},
+        "finalist": best["index"], "trial": best["trial"],
+        "unchanged": {"loss": ref["loss"], "sizes": ref["sizes"],
+                      "note": "trial 1: the rules unchanged at their own warm-started "
+                              "equilibrium, the trial budget"},
+        "levers": [lv.name for lv in spec.levers], "trials": len(trials),
+        "finalists": len(finalists),
+        "games": sum(t["games"] for t in trials) + sum(
+            f["search_games"] + f["confirm_games"] for f in finalists),
+        "from": spec.start_from, "seed": spec.seed,
+        "note": "Deviation gains found by a search are lower bounds of what exists.",
+    }
+
+
+def best_rules_text(spec: RulebookSpec, best: dict) -> str:
+    from fbsim.rules import rules_to_toml
+
+    params = {k: _value(v) for k, v in best["params"].items()}
+    moved = changes(spec, params)
+    verdict = ("meets the target at every table size" if best["meets"] else
+               "the closest the search reached; it does not meet the target (summary.json "
+               "says why)")
+    head = ["# Rules found by fbsim tune --equilibrium, judged at their own single-seat "
+            "equilibrium at 3-6 players: " + verdict + ".",
+            "# Changed from the rules searched: " + describe(moved) + "."]
+    return "\n".join(head) + "\n" + rules_to_toml(rules_for(spec, params, None))
+
+
+def write_rulebook(result: RulebookResult, spec: RulebookSpec, out: str | Path,
+                   started: str) -> list[Path]:
+    """OUT/best_rules.toml, OUT/pN.toml (the fields solved under it), OUT/summary.json,
+    OUT/summary.md and the tables trials.parquet and finalists.parquet."""
+    import pandas as pd
+
+    from fbsim.experiments.run.provenance import base_provenance, write_table
+
+    out = Path(out)
+    paths = [out / "best_rules.toml"]
+    paths[0].write_text(result.best_rules_toml)
+    best = out / "final" / f"{result.summary['finalist']:02d}"
+    for n in spec.players:
+        shutil.copyfile(best / f"p{n}.toml", out / f"p{n}.toml")
+        paths.append(out / f"p{n}.toml")
+    write_json(out / "summary.json", result.summary)
+    (out / "summary.md").write_text(summary_markdown(result.summary, spec))
+    paths += [out / "summary.json", out / "summary.md"]
+    prov = {**base_provenance(started), "kind": "tune-equilibrium",
+            "spec": json.loads(json.dumps(asdict(spec), default=str)),
+            "spec_digest": spec.digest()}
+    rows = [_row(t, t["sizes"]) for t in result.trials]
+    write_table(pd.DataFrame(rows), out / "trials.parquet", {**prov, "table": "trials"})
+    rows = [_row(f, f["sizes"]) for f in result.finalists]
+    write_table(pd.DataFrame(rows), out / "finalists.parquet", {**prov, "table": "finalists"})
+    return paths + [out / "trials.parquet", out / "finalists.parquet"]
+
+
+def _row(t: dict, sizes: dict) -> dict:
+    row = {"trial": t.get("trial", t.get("number")), "loss": t["loss"]}
+    row.update({k: _toml_value(v) if isinstance(v, list | tuple) else v
+                for k, v in t["params"].items()})
+    for n, x in sizes.items():
+        for a in AGENDAS:
+            r = x["player_win_rate"][a] if "player_win_rate" in x else \
+                x["agendas"][a]["player_win_rate"]
+            row[f"p{n}_{a}"] = math.nan if r is None else r
+        c = x["collapse"]
+        row[f"p{n}_collapse"] = c["rate"] if isinstance(c, dict) else c
+    return row
+
+
+def summary_markdown(s: dict, spec: RulebookSpec) -> str:
+    lines = ["# Rules under strong play", "",
+             "Each candidate was judged at its own single-seat equilibrium (the game as "
+             "played), re-solved for it at every table size. "
+             + ("The recommended rules meet the target at every table size"
+                if s["found"] else "No candidate met the target; these are the closest "
+                "reached") + f": every Agenda's chance to win as a player within "
+             f"{_pc(spec.fair_band)} of 1/players (its 95% interval) and no single-seat "
+             f"deviation gaining more than {100 * spec.gain:.0f} points. Deviation gains "
+             "found by a search are lower bounds of what exists.", "",
+             f"Changes: {describe(s['changes'])}.", "",
+             "| players | Agenda | a player's chance [95% CI] | fair | unchanged rules* | "
+             "single-seat gain |", "|---|---|---|---|---|---|"]
+    for n, x in s["players"].items():
+        ref = s["unchanged"]["sizes"].get(n, {}).get("player_win_rate", {})
+        for a, r in x["agendas"].items():
+            lo, hi = r["player_win_ci"]
+            lines.append(f"| {n} | {a} | {_pc(r['player_win_rate'])} [{_pc(lo)}, {_pc(hi)}] | "
+                         f"{_pc(x['fair'])} | {_pc(ref.get(a))} | "
+                         f"{100 * r['seat_deviation_gain']:+.1f} "
+                         f"[{100 * r['seat_gain_ci'][0]:+.1f}, "
+                         f"{100 * r['seat_gain_ci'][1]:+.1f}] |")
+    lines += ["", "| players | Collapse | everyone loses | converged | meets the target | "
+              "why not |", "|---|---|---|---|---|---|"]
+    for n, x in s["players"].items():
+        lines.append(f"| {n} | {_pc(x['collapse']['rate'])} | "
+                     f"{_pc(x['everyone_loses']['rate'])} | {'yes' if x['converged'] else 'no'}"
+                     f" | {'yes' if x['meets'] else 'no'} | {'; '.join(x['why']) or '-'} |")
+    lines += ["", "*the rules unchanged at their own equilibrium, solved with the trials' "
+              f"budget (trial 1). {s['trials']} trials, {s['finalists']} finalists, "
+              f"{s['games']:,} games."]
+    return "\n".join(lines) + "\n"
