@@ -568,9 +568,17 @@ def report_cmd(
         help="Bots by Agenda, as in simulate (default: the default lineup).")] = None,
     out: Annotated[Path, typer.Option(help="The HTML page to write.", dir_okay=False)
                    ] = Path("report.html"),
+    against_lineup: Annotated[str | None, typer.Option(
+        "--against-lineup", help="The old rules' field (default: --lineup), e.g. the "
+        "equilibrium solved under them: each rules file is then played by its own field, on "
+        "the same games.")] = None,
     exploit: Annotated[Path | None, typer.Option(
         help="Folder of `fbsim exploit` results; those played under the same rules are "
              "shown.", file_okay=False)] = Path("results/exploit"),
+    rulebook: Annotated[Path | None, typer.Option(
+        help="Folder of a `fbsim tune --equilibrium` search: its \"rules under strong "
+             "play\" section is shown when the page's rules are the ones it recommends or "
+             "searched from.", file_okay=False)] = Path("results/tune-equilibrium"),
     screenshot: Annotated[Path | None, typer.Option(
         help="Also save a full-page PNG of the report, rendered in headless Chromium "
              "(needs Debian's chromium and chromium-driver and the package selenium).",
@@ -596,7 +604,8 @@ def report_cmd(
     with output_lock(out.parent, f".{out.stem}.lock"):
         rep = report(rules_file, against, n, sizes, seed, set_ or [], against_set or [],
                      lineup, exploit, progress=_progress(quiet), resume=keep,
-                     echo=lambda m: typer.echo(m, err=True))
+                     echo=lambda m: typer.echo(m, err=True), against_lineup=against_lineup,
+                     rulebook_dir=rulebook)
         written = write_report(rep, out)
         clear_resume(keep)
     typer.echo(format_verdict(rep), nl=False)

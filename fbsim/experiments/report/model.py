@@ -50,6 +50,7 @@ class BalanceReport:
     exploit: pd.DataFrame | None = None  # exploitability rows whose rules match (new rules)
     exploit_check: dict | None = None  # the largest of them, played again on fresh games
     old_exploit: pd.DataFrame | None = None
+    rulebook: dict | None = None  # `fbsim tune --equilibrium`'s summary, for these rules
     verdict: list[str] = field(default_factory=list)
 
     @property
@@ -78,9 +79,12 @@ def _load(path, sets, players: int, flag: str, lineup: Lineup, against_sets=()
 
 
 def check_inputs(rules=None, against=None, games: int = DEFAULT_GAMES,
-                 players=DEFAULT_PLAYERS, sets=(), against_sets=(), lineup=None) -> list:
+                 players=DEFAULT_PLAYERS, sets=(), against_sets=(), lineup=None,
+                 against_lineup=None) -> list:
     """Every input of `report` validated (before any game runs, or any file is written):
-    per table size, (players, new rules, old rules or None, (new lineup, old lineup))."""
+    per table size, (players, new rules, old rules or None, (new lineup, old lineup)).
+    `against_lineup`: the old rules' field (default: `lineup`), e.g. the equilibrium solved
+    under the old rules, so each rules file is played at its own equilibrium."""
     if games < 2:
         raise UsageError("--games: at least 2 games per table size are needed for intervals")
     players = list(players)
@@ -90,11 +94,15 @@ def check_inputs(rules=None, against=None, games: int = DEFAULT_GAMES,
     if len(set(players)) != len(players):
         raise UsageError("--players: a table size is repeated")
     compare = against is not None or bool(against_sets)
+    if against_lineup is not None and not compare:
+        raise UsageError("--against-lineup: give it with --against or --against-set")
     setups = []
     for n in players:  # every rules file validated before any game runs
         lu = parse_lineup(lineup, [], n)
+        lu_then = lu if against_lineup is None else parse_lineup(against_lineup, [], n,
+                                                                 flag="--against-lineup")
         new, lu_new = _load(rules, sets, n, "--rules", lu)
-        old, lu_old = (_load(against, sets, n, "--against", lu, against_sets) if compare
+        old, lu_old = (_load(against, sets, n, "--against", lu_then, against_sets) if compare
                        else (None, None))
         setups.append((n, new, old, (lu_new, lu_old)))
     return setups
@@ -104,15 +112,19 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
            games: int = DEFAULT_GAMES, players=DEFAULT_PLAYERS, seed: int = 0,
            sets=(), against_sets=(), lineup: str | None = None,
            exploit_dir: str | Path | None = "results/exploit", progress=None,
-           resume: str | Path | None = None, echo=None) -> BalanceReport:
+           resume: str | Path | None = None, echo=None, against_lineup: str | None = None,
+           rulebook_dir: str | Path | None = None) -> BalanceReport:
     """Play `games` games per table size under `rules` (and, when `against` or
     `against_sets` is given, under the old rules on the same games) and return the report's
     tables. `sets` apply to both rules files; `against_sets` to the old rules only;
     `against="default"` compares with the default rules. `resume`: a folder where each
     finished table size is kept, so that an interrupted run with the same inputs picks up
-    where it stopped (`clear_resume` removes it)."""
+    where it stopped (`clear_resume` removes it). `against_lineup`: the old rules' field
+    (default: `lineup`). `rulebook_dir`: a `fbsim tune --equilibrium` folder, shown as "rules
+    under strong play" when its recommended (or its searched) rules are the report's."""
     players = list(players)
-    setups = check_inputs(rules, against, games, players, sets, against_sets, lineup)
+    setups = check_inputs(rules, against, games, players, sets, against_sets, lineup,
+                          against_lineup)
     compare = against is not None or bool(against_sets)
     progress = progress or NoProgress()
     started = now_iso()
@@ -155,9 +167,12 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     if compare:
         prov["old_rules_hash"] = {str(t.players): rules_hash(t.old_rules) for t in tables}
         prov["old_lineup"] = setups[0][3][1].describe()
+        prov["old_field"] = against_lineup or lineup or "the default bots"
         prov["old_lineup_hash"] = lineup_hash(setups[0][3][1])
         prov["old_rules_toml"] = rules_to_toml(tables[0].old_rules, comments=False)
     rep = BalanceReport(df, tables, prov)
+    if rulebook_dir is not None:
+        rep.rulebook = find_rulebook(rulebook_dir, tables)
     if exploit_dir is not None:
         lineups = {n: lu for n, _, _, lu in setups}
         rep.exploit = find_exploit(exploit_dir, [t.rules for t in tables],
@@ -170,6 +185,39 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
             prov["largest_exploit_check"] = rep.exploit_check
     rep.verdict = verdict(rep)
     return rep
+
+
+def find_rulebook(folder: str | Path, tables: list[TableResult]) -> dict | None:
+    """The summary of the `fbsim tune --equilibrium` search in `folder`, when the report's
+    rules are the rules it recommends ("recommended") or the rules it searched from
+    ("searched"), at every table size of the report; else None."""
+    path = Path(folder) / "summary.json"
+    try:
+        doc = json.loads(path.read_text())
+        hashes = {"recommended": doc["rules_hash"], "searched": doc["base_rules_hash"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    for role, h in hashes.items():
+        if all(h.get(str(t.players)) == rules_hash(t.rules) for t in tables):
+            return {**doc, "role": role, "folder": str(folder)}
+    return None
+
+
+def rulebook_verdict(doc: dict) -> str:
+    """One sentence on the rules search under strong play that concerns the report's rules."""
+    moved = ", ".join(f"{k} = {v}" for k, v in doc["changes"].items()) or "no change"
+    which = ("These rules are the ones it recommends" if doc["role"] == "recommended" else
+             f"From these rules it recommends {moved}")
+    short = [n for n, x in doc["players"].items() if not x["meets"]]
+    if doc["found"]:
+        tail = ("every Agenda's chance to win as a player is within "
+                f"{_pc(doc['target']['fair_band'])} of 1/players at every table size, each at "
+                "its own single-seat equilibrium")
+    else:
+        tail = (f"no candidate made every table size fair at its own single-seat equilibrium "
+                f"(short at {', '.join(short)} players; the closest found)")
+    return (f"Rules under strong play (`fbsim tune --equilibrium`, {doc['trials']} candidates, "
+            f"each solved at its own single-seat equilibrium): {which}: {tail}.")
 
 
 def check_largest_exploit(found: pd.DataFrame, tables: list[TableResult], games: int,
@@ -317,8 +365,13 @@ def verdict(rep: BalanceReport) -> list[str]:
     """A few sentences in words and numbers: one per table size, and the biggest changes."""
     df = rep.metrics
     field = rep.provenance.get("field") or "the default bots"
+    old_field = rep.provenance.get("old_field", field)
     lines = [f"Measured against {field}: these numbers describe the game as that field "
-             "plays it (better play can move them; `fbsim equilibrium`)."]
+             "plays it (better play can move them; `fbsim equilibrium`)." if old_field == field
+             else f"The new rules are played by {field} and the old by {old_field}: each "
+             "rules file by its own field, on the same games."]
+    if rep.rulebook is not None:
+        lines.append(rulebook_verdict(rep.rulebook))
     for t in rep.tables:
         rows = df[df["players"] == t.players].set_index("metric")
         wins = [(a, rows.loc[f"win_{a}"]) for a in L.AGENDA_NAMES]

@@ -463,7 +463,10 @@ def render(rep: BalanceReport) -> str:
         old = p.get("against_file") or "the default rules"
         old = "the default rules" if old == "default" else old
         extra = f" with {', '.join(p['against_sets'])}" if p.get("against_sets") else ""
-        title = f"Firebreak balance report: {name} against {old}{extra}, played by {field}"
+        old_field = p.get("old_field", field)
+        title = (f"Firebreak balance report: {name} against {old}{extra}, played by {field}"
+                 if old_field == field else f"Firebreak balance report: {name} played by "
+                 f"{field}, against {old}{extra} played by {old_field}")
     else:
         title = f"Firebreak balance report: {name}, played by {field}"
     sets = f"; --set {' '.join(p['sets'])}" if p.get("sets") else ""
@@ -486,6 +489,8 @@ def render(rep: BalanceReport) -> str:
     def fig(uri: str, alt: str) -> str:
         return f'<figure><img src="{uri}" alt="{_esc(alt)}"></figure>'
 
+    if rep.rulebook is not None:
+        parts.append(rulebook_section(rep.rulebook))
     if rep.paired:
         parts.append("<h2>What changed</h2>" + fig(fig_forest(rep), "paired differences"))
     parts.append(f"<h2>{SECTIONS['wins']}</h2>" + fig(fig_wins(rep), "win rate per Agenda")
@@ -534,6 +539,54 @@ def trajectory_table(rep: BalanceReport) -> str:
             + ("; old median &rarr; new" if rep.paired else ""))
     return (f"<p class=\"notes\">{what} (ppm)</p><table><thead><tr><th></th>{head}</tr>"
             f"</thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def rulebook_section(doc: dict) -> str:
+    """"Rules under strong play": the rules search of `fbsim tune --equilibrium` (its
+    summary.json), each candidate judged at its own single-seat equilibrium."""
+    t = doc["target"]
+    moved = ", ".join(f"<code>{_esc(k)} = {_esc(v)}</code>" for k, v in doc["changes"].items())
+    head = (f"<p><code>fbsim tune --equilibrium</code> ({_esc(doc['folder'])}) judged "
+            f"{doc['trials']} candidate rule sets, each at its own single-seat equilibrium (the "
+            "game as played, every player alone seeking the win), re-solved for it at every "
+            "table size; its best were solved again from scratch, audited with single-seat "
+            "best responses on fresh seeds and confirmed on fresh games. The target: every "
+            f"Agenda's chance to win as a player within {_fmt(t['fair_band'], 'pct')} of "
+            "1/players (the whole 95% interval) and no single seat gaining more than "
+            f"{100 * t['gain']:g} points by switching strategy. "
+            + ("<b>Found</b>: the recommended rules meet it at every table size."
+               if doc["found"] else "<b>Not found</b>: no candidate met it; below is the "
+               "closest reached, and why it falls short.")
+            + f" Recommended changes: {moved or 'none'}"
+            + (" (the rules of this page)." if doc["role"] == "recommended" else
+               " (from the rules of this page).")
+            + " Deviation gains found by a search are lower bounds of what exists.</p>")
+    rows = []
+    for n, x in doc["players"].items():
+        before = doc["unchanged"]["sizes"].get(n, {}).get("player_win_rate", {})
+        for a, r in x["agendas"].items():
+            lo, hi = r["player_win_ci"]
+            glo, ghi = r["seat_gain_ci"]
+            rows.append(
+                f"<tr><td>{n}</td><td>{a.capitalize()}</td>"
+                f"<td>{_fmt(r['player_win_rate'], 'pct')} {_interval(lo, hi, 'pct')}</td>"
+                f"<td>{_fmt(x['fair'], 'pct')}</td>"
+                f"<td>{_fmt(before[a], 'pct') if before.get(a) is not None else '-'}</td>"
+                f"<td>{_fmt(r['seat_deviation_gain'], 'pct', True)} "
+                f"{_interval(glo, ghi, 'pct', True)}</td></tr>")
+        rows.append(f"<tr><td>{n}</td><td>Collapse / everyone loses</td>"
+                    f"<td>{_fmt(x['collapse']['rate'], 'pct')} / "
+                    f"{_fmt(x['everyone_loses']['rate'], 'pct')}</td><td colspan=\"3\">"
+                    + ("meets the target" if x["meets"] else
+                       "short: " + _esc("; ".join(x["why"]))) + "</td></tr>")
+    table = ("<table><thead><tr><th>players</th><th>Agenda</th><th>a player's chance, "
+             "recommended rules at their equilibrium</th><th>fair</th><th>the rules unchanged"
+             "*</th><th>single-seat gain, pts</th></tr></thead><tbody>" + "".join(rows)
+             + "</tbody></table><p class=\"notes\">*the searched rules unchanged at their "
+             "own equilibrium, warm-started with the candidates' budget (the search's first "
+             "trial). The levers searched: "
+             + ", ".join(f"<code>{_esc(k)}</code>" for k in doc["levers"]) + ".</p>")
+    return "<h2>Rules under strong play</h2>" + head + table
 
 
 def exploit_section(rep: BalanceReport) -> str:

@@ -670,10 +670,13 @@ def rulebook_summary(spec: RulebookSpec, trials: list[dict], finalists: list[dic
             "fair": x["fair"], "collapse": x["collapse"], "everyone_loses": x["everyone_loses"],
             "converged": x["converged"], "meets": x["meets"], "why": x["why"],
             "field": x["field"], "games": x["games"]}
+    from fbsim.rules import rules_hash
+
     ref = trials[0]
+    params = {k: _value(v) for k, v in best["params"].items()}
     return {
         "rules": "best_rules.toml", "found": bool(best["meets"]),
-        "changes": changes(spec, {k: _value(v) for k, v in best["params"].items()}),
+        "changes": _as_toml(changes(spec, params)),
         "loss": best["loss"], "players": players,
         "target": {"fair": "1/players", "fair_band": spec.fair_band, "gain": spec.gain,
                    "collapse": spec.collapse, "everyone_loses": spec.everyone_loses},
@@ -686,6 +689,8 @@ def rulebook_summary(spec: RulebookSpec, trials: list[dict], finalists: list[dic
         "games": sum(t["games"] for t in trials) + sum(
             f["search_games"] + f["confirm_games"] for f in finalists),
         "from": spec.start_from, "seed": spec.seed,
+        "rules_hash": {str(n): rules_hash(rules_for(spec, params, n)) for n in spec.players},
+        "base_rules_hash": {str(n): rules_hash(rules_for(spec, {}, n)) for n in spec.players},
         "note": "Deviation gains found by a search are lower bounds of what exists.",
     }
 
@@ -701,7 +706,11 @@ def best_rules_text(spec: RulebookSpec, best: dict) -> str:
     head = ["# Rules found by fbsim tune --equilibrium, judged at their own single-seat "
             "equilibrium at 3-6 players: " + verdict + ".",
             "# Changed from the rules searched: " + describe(moved) + "."]
-    return "\n".join(head) + "\n" + rules_to_toml(rules_for(spec, params, None))
+    # one rulebook for every table size: no `players` key (a rules file that names a size
+    # plays only that size)
+    text = "".join(line for line in rules_to_toml(rules_for(spec, params, None)).splitlines(
+        keepends=True) if not line.startswith("players = "))
+    return "\n".join(head) + "\n" + text
 
 
 def write_rulebook(result: RulebookResult, spec: RulebookSpec, out: str | Path,
