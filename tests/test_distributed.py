@@ -155,3 +155,21 @@ def test_single_seat_deviations_on_the_cluster_equal_a_local_run(cluster):
     assert remote.field == local.field
     assert remote.gains == local.gains
     assert remote.games == local.games
+
+
+def test_a_rules_search_trial_on_the_cluster_equals_a_local_run(cluster, tmp_path):
+    """`fbsim tune --equilibrium`: a candidate's warm-started equilibrium, solved through the
+    cluster, scores as the same trial solved in this process."""
+    import tomllib
+
+    from fbsim.experiments.search.rulebook import play_trial, rulebook_spec_from_dict
+    from tests.test_rulebook import spec_text
+
+    client, _ = cluster
+    spec = rulebook_spec_from_dict(tomllib.loads(spec_text()), "spec")
+    params = {"dial.collapse": 700, "accusation.rounds": (2, 5, 7)}
+    local = play_trial(spec, tmp_path / "local", 1, params)
+    remote = play_trial(spec, tmp_path / "remote", 1, params, client)
+    assert remote == local and local["games"] > 0
+    assert (tmp_path / "remote" / "trials" / "0001" / "p3.toml").read_bytes() == (
+        tmp_path / "local" / "trials" / "0001" / "p3.toml").read_bytes()
