@@ -70,7 +70,7 @@ def start_time(cache_dir: str | None, games: int = 1) -> float:
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", _START, str(games)], env=env, check=True,
+    out = subprocess.run([sys.executable, "-P", "-c", _START, str(games)], env=env, check=True,
                          capture_output=True, text=True).stdout
     wall = time.perf_counter() - t0
     return wall if not out.strip() else max(wall, float(out.strip().splitlines()[-1]))
@@ -87,7 +87,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 def peak_rss_mb(games: int, players: int = 4) -> float:
     """Peak resident memory (MB) of a process that aggregates `games` games through the
     runner (`fbsim.simulate`, every metric)."""
-    out = subprocess.run([sys.executable, "-c", _RSS, str(games), str(players)], check=True,
+    out = subprocess.run([sys.executable, "-P", "-c", _RSS, str(games), str(players)], check=True,
                          capture_output=True, text=True).stdout
     return int(out.strip().splitlines()[-1]) / 1024
 

@@ -1063,9 +1063,9 @@ def main_callback(
         "--version", callback=version_callback, is_eager=True,
         help="Print the version and exit.")] = None,
 ):
-    from fbsim.kernel.settings import shapes_setting
+    from fbsim.kernel.settings import environment_settings
 
-    shapes_setting()  # a bad FBSIM_SHAPES stops every command before it writes anything
+    environment_settings()  # a bad setting stops every command before it writes anything
 
 
 RESUMABLE = {"sweep", "experiment", "exploit", "equilibrium", "tune", "report"}

@@ -370,3 +370,51 @@ def test_a_bad_fbsim_shapes_stops_every_command_before_it_writes(tmp_path, capsy
     monkeypatch.setenv("FBSIM_SHAPES", "None")  # any case, as the other values
     code, _, err = run(capsys, "rules", "--hash")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("name, value, expected", [
+    ("NUMBA_NUM_THREADS", "0", "expected a whole number of threads from 1 to 4096"),
+    ("NUMBA_NUM_THREADS", "\u0663", "expected a whole number of threads"),
+    ("NUMBA_NUM_THREADS", "two", "expected a whole number of threads"),
+    ("SOURCE_DATE_EPOCH", "99999999999999999999", "expected whole seconds since 1970"),
+    ("SOURCE_DATE_EPOCH", "-5", "expected whole seconds since 1970"),
+    ("SOURCE_DATE_EPOCH", "x" * 500, "..."),
+])
+def test_a_bad_environment_setting_stops_every_command_before_it_writes(
+        tmp_path, capsys, monkeypatch, name, value, expected):
+    """The environment numba and fbsim read is checked at start: one line naming the variable
+    (a long value cut) and exit 2, before a sweep writes its folder."""
+    monkeypatch.setenv(name, value)
+    out = tmp_path / "out"
+    code, _, err = run(capsys, "sweep", "--games", 100, "--out", out, "-q")
+    assert code == 2 and not out.exists()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"fbsim: error: {name}=")
+    assert expected in lines[0] and len(lines[0]) < 200
+
+
+def test_a_cache_folder_that_is_a_file_is_refused(tmp_path, capsys, monkeypatch):
+    f = tmp_path / "cache"
+    f.write_text("not a folder")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(f))
+    code, _, err = run(capsys, "rules", "--hash")
+    assert code == 2 and "the cache folder is a file" in err
+
+
+def test_helper_processes_do_not_run_code_from_the_working_folder(tmp_path, monkeypatch):
+    """The helpers fbsim starts (the measure's prewarm, the bench's start-up and memory
+    probes) run with `python -P`: a numba.py in the folder where fbsim runs is not imported."""
+    import subprocess
+    import sys
+
+    (tmp_path / "numba.py").write_text("raise SystemExit('the working folder was imported')")
+    for path in ("fbsim/bench.py", "fbsim/experiments/run/prewarm.py"):
+        text = (Path(__file__).resolve().parents[1] / path).read_text()
+        assert "[sys.executable, \"-P\"" in text and "[sys.executable, \"-c\"" not in text \
+            and "[sys.executable, \"-m\"" not in text
+    r = subprocess.run([sys.executable, "-P", "-c", "import numba"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-c", "import numba"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert "the working folder was imported" in r.stderr  # what -P prevents

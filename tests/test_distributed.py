@@ -173,3 +173,16 @@ def test_a_rules_search_trial_on_the_cluster_equals_a_local_run(cluster, tmp_pat
     assert remote == local and local["games"] > 0
     assert (tmp_path / "remote" / "trials" / "0001" / "p3.toml").read_bytes() == (
         tmp_path / "local" / "trials" / "0001" / "p3.toml").read_bytes()
+
+
+def test_the_local_cluster_accepts_only_its_own_client(cluster):
+    """--workers: the local cluster speaks TLS with a certificate of its own, so another
+    local client (plain tcp, or TLS without the certificate) cannot run code through it."""
+    from distributed import Client
+
+    client, _ = cluster
+    address = client.scheduler.address
+    assert address.startswith("tls://127.0.0.1:")
+    for other in (address.replace("tls://", "tcp://"), address):
+        with pytest.raises((OSError, TypeError, TimeoutError, ValueError)):
+            Client(other, timeout=3)

@@ -60,9 +60,16 @@ def open_client(scheduler: str | None = None, workers: int | None = None):
         return
     if workers < 1:
         raise UsageError(f"--workers: must be >= 1, got {workers}")
+    from distributed.security import Security
+
+    # TLS with a certificate made for this cluster alone (kept in memory): the scheduler and
+    # workers listen on 127.0.0.1 and accept only this process's client, not another local
+    # user's (who could otherwise run code as this user through them)
+    security = Security.temporary()
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           host="127.0.0.1", dashboard_address=None, silence_logs=40)
-    client = Client(cluster)
+                           host="127.0.0.1", dashboard_address=None, silence_logs=40,
+                           protocol="tls", security=security)
+    client = Client(cluster, security=security)
     try:
         yield client, max(1, (os.cpu_count() or 1) // workers)
     finally:

@@ -83,7 +83,7 @@ def start(measure, rules, lineup, bots: tuple[str, ...]) -> Helper:
         helper = READY
         if not is_cached(module):
             try:
-                proc = subprocess.Popen([sys.executable, "-m", __name__],
+                proc = subprocess.Popen([sys.executable, "-P", "-m", __name__],
                                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL)
                 with proc.stdin:
