@@ -347,3 +347,30 @@ def test_the_report_shows_the_rules_search_for_its_rules_only(searched):
                    sets=["masks=3"])
     assert other.rulebook is None  # other rules: not shown
     assert "Rules under strong play</h2>" not in render(other)
+
+
+def test_each_table_sizes_best_trial_and_the_levers_effects():
+    """best_by_size: the trial closest to fair at each size; lever_effects: Spearman's rho of
+    a lever with each size's worst distance (a lever that drives it is found, one that never
+    moved is None)."""
+    from fbsim.experiments.search.rulebook import best_by_size, lever_effects
+
+    spec = spec_of(spec_text(players=(3, 4)))
+    trials = []
+    for k in range(8):
+        c = 560 + 25 * k
+        size = {"3": {"loss": abs(c - 660) / 1000, "worst": abs(c - 660) / 1000},
+                "4": {"loss": (8 - k) / 10, "worst": (8 - k) / 10}}
+        for x in size.values():
+            x.update({"player_win_rate": {}, "collapse": 0.5})
+        trials.append({"number": k, "invalid": None, "loss": 0.0, "sizes": size,
+                       "params": {"dial.collapse": c, "accusation.rounds": [3, 6]}})
+    trials.append({"number": 8, "invalid": "no", "loss": INVALID_LOSS, "sizes": {},
+                   "params": {"dial.collapse": 700, "accusation.rounds": [3, 6]}})
+    best = best_by_size(spec, trials)
+    assert best["3"]["trial"] == 4 and best["3"]["changes"] == {"dial.collapse": 660}
+    assert best["4"]["trial"] == 7 and best["4"]["worst"] == pytest.approx(0.1)
+    eff = lever_effects(spec, trials)
+    assert eff["dial.collapse"]["4"]["rho"] == pytest.approx(-1.0)
+    assert abs(eff["dial.collapse"]["3"]["rho"]) < 0.5
+    assert eff["accusation.rounds"] == {"3": None, "4": None}

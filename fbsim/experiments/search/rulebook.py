@@ -685,6 +685,8 @@ def rulebook_summary(spec: RulebookSpec, trials: list[dict], finalists: list[dic
                       "note": "trial 1: the rules unchanged at their own warm-started "
                               "equilibrium, the trial budget"},
         "levers": [lv.name for lv in spec.levers], "trials": len(trials),
+        "best_by_size": best_by_size(spec, trials),
+        "lever_effects": lever_effects(spec, trials),
         "finalists": len(finalists),
         "games": sum(t["games"] for t in trials) + sum(
             f["search_games"] + f["confirm_games"] for f in finalists),
@@ -693,6 +695,47 @@ def rulebook_summary(spec: RulebookSpec, trials: list[dict], finalists: list[dic
         "base_rules_hash": {str(n): rules_hash(rules_for(spec, {}, n)) for n in spec.players},
         "note": "Deviation gains found by a search are lower bounds of what exists.",
     }
+
+
+def best_by_size(spec: RulebookSpec, trials: list[dict]) -> dict:
+    """For each table size, the trial that came closest to fair there (its worst distance
+    from 1/players, warm-started with the trials' budget, not confirmed) and what it
+    changed: what each table size alone could reach, where one rulebook for all must
+    compromise."""
+    out = {}
+    for n in map(str, spec.players):
+        ok = [t for t in trials if not t["invalid"]]
+        t = min(ok, key=lambda t: (t["sizes"][n]["loss"], t["number"]))
+        out[n] = {"trial": t["number"], "worst": t["sizes"][n]["worst"],
+                  "loss": t["sizes"][n]["loss"],
+                  "player_win_rate": t["sizes"][n]["player_win_rate"],
+                  "collapse": t["sizes"][n]["collapse"],
+                  "changes": _as_toml(changes(spec, {k: _value(v)
+                                                     for k, v in t["params"].items()}))}
+    return out
+
+
+def lever_effects(spec: RulebookSpec, trials: list[dict]) -> dict:
+    """Per lever and table size, Spearman's rank correlation of the lever's value with the
+    worst distance from 1/players over the trials (a choice lever: by its index), with its
+    p-value: a lever with no detectable effect in these trials is one whose correlation is
+    small everywhere. Rough: the trials move every lever at once, and TPE's trials are not a
+    random sample; None where a lever never moved."""
+    from scipy.stats import spearmanr
+
+    ok = [t for t in trials if not t["invalid"]]
+    out = {}
+    for lv in spec.levers:
+        xs = [lv.raw(_value(t["params"][lv.name])) for t in ok]
+        out[lv.name] = {}
+        for n in map(str, spec.players):
+            ys = [t["sizes"][n]["worst"] for t in ok]
+            if len(set(xs)) < 2 or len(set(ys)) < 2 or len(xs) < 4:
+                out[lv.name][n] = None
+                continue
+            r = spearmanr(xs, ys)
+            out[lv.name][n] = {"rho": float(r.statistic), "p": float(r.pvalue)}
+    return out
 
 
 def best_rules_text(spec: RulebookSpec, best: dict) -> str:
@@ -783,6 +826,19 @@ def summary_markdown(s: dict, spec: RulebookSpec) -> str:
         lines.append(f"| {n} | {_pc(x['collapse']['rate'])} | "
                      f"{_pc(x['everyone_loses']['rate'])} | {'yes' if x['converged'] else 'no'}"
                      f" | {'yes' if x['meets'] else 'no'} | {'; '.join(x['why']) or '-'} |")
+    lines += ["", "What each table size alone came closest to (the trial best there, "
+              "warm-started, not confirmed):", "",
+              "| players | trial | worst distance from fair | a player's chance | Collapse | "
+              "changes |", "|---|---|---|---|---|---|"]
+    for n, b in s["best_by_size"].items():
+        chances = ", ".join(f"{a} {_pc(r)}" for a, r in b["player_win_rate"].items())
+        lines.append(f"| {n} | {b['trial'] + 1} | {_pc(b['worst'])} | {chances} | "
+                     f"{_pc(b['collapse'])} | {describe(b['changes'])} |")
+    quiet = [k for k, e in s["lever_effects"].items()
+             if all(x is None or (abs(x["rho"]) < 0.2 or x["p"] > 0.05) for x in e.values())]
+    lines += ["", "Levers with no detectable effect on the worst distance at any table size "
+              "over these trials (|Spearman rho| < 0.2 or p > 5% at every size; rough, every "
+              f"lever moved at once): {', '.join(quiet) or 'none'}."]
     lines += ["", "*the rules unchanged at their own equilibrium, solved with the trials' "
               f"budget (trial 1). {s['trials']} trials, {s['finalists']} finalists, "
               f"{s['games']:,} games."]
