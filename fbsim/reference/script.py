@@ -27,13 +27,14 @@ seat's round to the fallback bot.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
-from fbsim.errors import ScriptError, did_you_mean
+from fbsim.errors import ConfigError, FbsimError, ScriptError, did_you_mean
 from fbsim.game import layout as L
 from fbsim.game.rng import shuffle_in_place
+from fbsim.limits import MAX_SEED
 from fbsim.policies.scripted import ScriptedPolicy
 from fbsim.reference.engine import bind_policy, run, setup
 from fbsim.reference.record import GameRecord, make_record
@@ -47,33 +48,107 @@ INT_KEYS = {"works", "cool", "burn", "masked_cool", "masked_burn", "request", "p
 
 
 def load_script(path: str | Path, base: Rules | None = None) -> dict[str, Any]:
+    """A script file's document, its keys and their types checked (errors name the file)."""
     p = Path(path)
 
     def fail(message: str):
         raise ScriptError(f"{p}: {message}")
 
-    return read_toml(p, fail)
+    doc = read_toml(p, fail)
+    check_script(doc, f"{p}: ")
+    return doc
 
 
 def _suggest(key, options):
     return did_you_mean(key, sorted(options))
 
 
-def prepare(doc: dict[str, Any], base: Rules | None = None):
-    """Validate a script; returns (rules, agendas, asset deck, plans, fallback bot name)."""
+def _shown(value: Any, limit: int = 60) -> str:
+    """A found value as an error quotes it: its repr, cut to `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _integer(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _names(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def check_script(doc: dict[str, Any], where: str = "") -> None:
+    """The keys of a script and the types and ranges of their values, which need no rules;
+    `where` ("FILE: ") starts every message."""
+
+    def bad(key: str, expected: str, found: Any) -> NoReturn:
+        raise ScriptError(f"{where}{key}: expected {expected}, got {_shown(found)}")
+
     for k in doc:
         if k not in TOP_KEYS:
-            raise ScriptError(f"unknown key '{k}'" + _suggest(k, TOP_KEYS))
+            raise ScriptError(f"{where}unknown key '{k}'" + _suggest(k, TOP_KEYS))
+    if "players" in doc and not _integer(doc["players"]):
+        bad("players", "a table size (an integer)", doc["players"])
+    if "rules" in doc and not isinstance(doc["rules"], dict):
+        bad("rules", "a table of rules ([rules])", doc["rules"])
+    if "agendas" in doc and not _names(doc["agendas"]):
+        bad("agendas", "a list of Agendas, one per seat", doc["agendas"])
+    if "deck" in doc and not _names(doc["deck"]):
+        bad("deck", "a list of asset names", doc["deck"])
+    if "seed" in doc and not (_integer(doc["seed"]) and 0 <= doc["seed"] <= MAX_SEED):
+        bad("seed", f"an integer from 0 to {MAX_SEED}", doc["seed"])
+    if "title" in doc and not isinstance(doc["title"], str):
+        bad("title", "text", doc["title"])
+    if "fallback" in doc:
+        if not isinstance(doc["fallback"], str):
+            bad("fallback", "a bot, e.g. \"hoarder\"", doc["fallback"])
+        from fbsim.game.lineup import parse_lineup
+
+        try:
+            parse_lineup(doc["fallback"])  # the name (and parameters: tunable:aim=520;greed=0)
+        except FbsimError as e:
+            raise ScriptError(f"{where}fallback: {e}") from None
+    rounds = doc.get("rounds", [])
+    if not isinstance(rounds, list) or not all(isinstance(x, dict) for x in rounds):
+        bad("rounds", "an array of tables ([[rounds]])", rounds)
+    for r, rnd in enumerate(rounds, start=1):
+        for k in rnd:
+            if k != "seats":
+                raise ScriptError(f"{where}round {r}: unknown key '{k}' (a round holds "
+                                  "'seats')")
+        seats = rnd.get("seats", [])
+        if not isinstance(seats, list) or not all(isinstance(x, dict) for x in seats):
+            bad(f"round {r}: seats", "a list of tables, one per seat", seats)
+        for s, entry in enumerate(seats):
+            at = f"round {r}, seat {s}: "
+            for k, v in entry.items():
+                if k not in SEAT_KEYS:
+                    raise ScriptError(f"{where}{at}unknown key '{k}'" + _suggest(k, SEAT_KEYS))
+                if k in INT_KEYS and not _integer(v):
+                    bad(at + k, "an integer", v)
+            if "buy" in entry and not _names(entry["buy"]):
+                bad(at + "buy", "a list of asset names", entry["buy"])
+            if "cornered" in entry and entry["cornered"] not in ("reveal", "pay"):
+                bad(at + "cornered", "\"reveal\" or \"pay\"", entry["cornered"])
+
+
+def prepare(doc: dict[str, Any], base: Rules | None = None):
+    """Validate a script; returns (rules, agendas, asset deck, plans, fallback bot name)."""
+    check_script(doc)
     overrides = dict(doc.get("rules", {}))
     if "players" in doc:
         overrides["players"] = doc["players"]
-    rules = load_rules(base=base, overrides=overrides)
+    try:
+        rules = load_rules(base=base, overrides=overrides)
+    except ConfigError as e:
+        key = e.key if e.key == "players" and "players" in doc else f"rules.{e.key}"
+        raise ScriptError(f"{key}: {e.message}") from None
     n = rules.players
     R = rules_vector(rules, n)
     names = list(rules.asset_names)
     # agendas (R-S4): must be drawable from this table size's deck
     agendas_raw = doc.get("agendas")
-    if not isinstance(agendas_raw, list) or len(agendas_raw) != n:
+    if agendas_raw is None or len(agendas_raw) != n:
         raise ScriptError(f"agendas must list {n} Agendas, one per seat")
     agendas = []
     for s, a in enumerate(agendas_raw):
@@ -102,38 +177,21 @@ def prepare(doc: dict[str, Any], base: Rules | None = None):
     deck = top + [int(k) for k in rest]
     # decisions
     rounds = doc.get("rounds", [])
-    if not isinstance(rounds, list):
-        raise ScriptError("rounds must be an array of tables ([[rounds]])")
     if len(rounds) > rules.rounds:
         raise ScriptError(f"gives {len(rounds)} rounds but the game has {rules.rounds}")
     plans: list[dict[int, dict[str, Any]]] = [{} for _ in range(n)]
     for r, rnd in enumerate(rounds, start=1):
         seats = rnd.get("seats", [])
-        for k in rnd:
-            if k != "seats":
-                raise ScriptError(f"unknown key '{k}' (a round holds 'seats')", r)
         if len(seats) != n:
             raise ScriptError(f"lists {len(seats)} seats; the table has {n}", r)
         for s, entry in enumerate(seats):
-            for k, v in entry.items():
-                if k not in SEAT_KEYS:
-                    raise ScriptError(f"unknown key '{k}'" + _suggest(k, SEAT_KEYS), r, s)
-                if k in INT_KEYS and (isinstance(v, bool) or not isinstance(v, int)):
-                    raise ScriptError(f"{k} must be an integer, got {v!r}", r, s)
             for name in entry.get("buy", []):
                 if name not in names:
-                    raise ScriptError(f"buy: unknown asset '{name}'" + _suggest(str(name),
-                                                                                 names), r, s)
-            if entry.get("cornered", "reveal") not in ("reveal", "pay"):
-                raise ScriptError("cornered must be \"reveal\" or \"pay\"", r, s)
+                    raise ScriptError(f"buy: unknown asset '{name}'" + _suggest(name, names),
+                                      r, s)
             if entry:
                 plans[s][r] = entry
-    fallback = doc.get("fallback")
-    if fallback is not None:
-        from fbsim.game.lineup import parse_lineup
-
-        parse_lineup(fallback)  # checks the name (and parameters: tunable:aim=520;greed=0)
-    return rules, agendas, deck, plans, fallback
+    return rules, agendas, deck, plans, doc.get("fallback")
 
 
 def play_script(doc: dict[str, Any], base: Rules | None = None,

@@ -106,6 +106,12 @@ class Point:
         return coords_label(self.values)
 
 
+def shown(value: Any, limit: int = 60) -> str:
+    """A found value as an error quotes it: its repr, cut to `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def coords_label(coords: dict[str, Any]) -> str:
     """A point's coordinates as text: `players=4, masks=2`."""
     return ", ".join(f"{k}={v}" for k, v in coords.items())
@@ -184,7 +190,7 @@ def players_list(raw: Any) -> list[int]:
     values = parse_values("players", raw)
     for v in values:
         if not isinstance(v, int) or isinstance(v, bool) or not 3 <= v <= 6:
-            raise SpecError(f"players: table sizes are 3 to 6, got {v!r}")
+            raise SpecError(f"players: table sizes are 3 to 6, got {shown(v)}")
     return values
 
 
@@ -236,7 +242,8 @@ def int_field(doc: dict, key: str, lo: int, where: str, hi: int | None = None) -
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-        raise SpecError(f"{where}: {key}: expected an integer from {lo} to {hi}, got {v!r}")
+        raise SpecError(f"{where}: {key}: expected an integer from {lo} to {hi}, got "
+                        f"{shown(v)}")
     return v
 
 
@@ -255,10 +262,17 @@ def load_spec(path: str | Path) -> SweepSpec:
     return spec_from_dict(doc, where, base_dir=Path(path).parent)
 
 
-def read_table_fields(doc: dict, s: Any, base_dir: Path | None) -> None:
+def read_table_fields(doc: dict, s: Any, base_dir: Path | None, where: str = "spec") -> None:
     """`players`, `rules` (relative to the spec file) and `lineup`, shared by every spec."""
     if "players" in doc:
-        s.players = players_list(doc["players"])
+        try:
+            s.players = players_list(doc["players"])
+        except SpecError as e:
+            raise SpecError(f"{where}: {e}") from None
+    for key, what in (("rules", "the path of a rules file"),
+                      ("lineup", "a lineup (text) or a lineup file")):
+        if key in doc and not isinstance(doc[key], str):
+            raise SpecError(f"{where}: {key}: expected {what}, got {shown(doc[key])}")
     if "rules" in doc:
         rp = Path(doc["rules"])
         s.rules = str(rp if rp.is_absolute() or base_dir is None else base_dir / rp)
@@ -278,40 +292,61 @@ def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None =
     for key in ("games", "seed", "min_games", "max_games"):
         if key in doc:
             setattr(s, key, int_field(doc, key, 1 if key != "seed" else 0, where))
-    read_table_fields(doc, s, base_dir)
+    read_table_fields(doc, s, base_dir, where)
     if "seats" in doc:
-        seats = doc["seats"]
-        s.seats = [seats] if isinstance(seats, str) else [str(x) for x in seats]
+        seats = [doc["seats"]] if isinstance(doc["seats"], str) else doc["seats"]
+        if not isinstance(seats, list) or not all(isinstance(x, str) for x in seats):
+            raise SpecError(f"{where}: seats: expected a seat override like \"2=random\" or "
+                            f"a list of them, got {shown(doc['seats'])}")
+        s.seats = list(seats)
     if "title" in doc:
-        s.title = str(doc["title"])
+        if not isinstance(doc["title"], str):
+            raise SpecError(f"{where}: title: expected text, got {shown(doc['title'])}")
+        s.title = doc["title"]
     for key in ("set", "vary", "baseline"):
         if key in doc and not isinstance(doc[key], dict):
-            raise SpecError(f"{where}: {key}: expected a table")
-    s.set = flatten(doc.get("set", {}))
-    s.vary = {k: parse_values(k, v) for k, v in flatten(doc.get("vary", {})).items()}
-    s.baseline = flatten(doc.get("baseline", {}))
+            raise SpecError(f"{where}: {key}: expected a table, got {shown(doc[key])}")
+    s.set = flatten(doc.get("set", {}), where=f"{where}: set.")
+    for k, v in flatten(doc.get("vary", {}), where=f"{where}: vary.").items():
+        try:
+            s.vary[k] = parse_values(k, v)
+        except SpecError as e:
+            raise SpecError(f"{where}: vary.{e}") from None
+    s.baseline = flatten(doc.get("baseline", {}), where=f"{where}: baseline.")
     if "points" in doc:
         if not isinstance(doc["points"], list) or not all(isinstance(x, dict)
                                                           for x in doc["points"]):
-            raise SpecError(f"{where}: points: expected an array of tables ([[points]])")
-        s.points = [flatten(x) for x in doc["points"]]
+            raise SpecError(f"{where}: points: expected an array of tables ([[points]]), got "
+                            f"{shown(doc['points'])}")
+        s.points = [flatten(x, where=f"{where}: points[{i}].")
+                    for i, x in enumerate(doc["points"])]
+    for key in ("lineup", "seat_bot"):
+        found = [(f"vary.{key}", v) for v in s.vary.get(key, [])] + [
+            (f"points[{i}].{key}", pt[key]) for i, pt in enumerate(s.points) if key in pt]
+        for name, v in found:
+            if not isinstance(v, str):
+                raise SpecError(f"{where}: {name}: expected text, got {shown(v)}")
     if "ci_width" in doc:
         v = doc["ci_width"]
         if not isinstance(v, int | float) or isinstance(v, bool) or not 0 < v < 0.5:
-            raise SpecError(f"{where}: ci_width: expected a number in (0, 0.5), got {v!r}")
+            raise SpecError(f"{where}: ci_width: expected a number in (0, 0.5), got "
+                            f"{shown(v)}")
         s.ci_width = float(v)
     return s
 
 
-def flatten(d: dict, prefix: str = "") -> dict:
-    """Nested TOML tables to dotted keys (bots.fog-grabber.greed), keeping lists as values."""
+def flatten(d: dict, prefix: str = "", where: str = "") -> dict:
+    """Nested TOML tables to dotted keys (bots.fog-grabber.greed), keeping lists as values;
+    a key given both ways ("a.b" = 1 beside [a] b = 2) is an error, which `where` starts."""
     out = {}
     for k, v in d.items():
         key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out.update(flatten(v, key + "."))
-        else:
-            out[key] = v
+        items = flatten(v, key + ".", where) if isinstance(v, dict) else {key: v}
+        for name, value in items.items():
+            if name in out:
+                raise SpecError(f"{where}{name}: given twice (as a dotted key and in a "
+                                "table)")
+            out[name] = value
     return out
 
 

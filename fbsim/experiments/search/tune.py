@@ -58,6 +58,7 @@ from typing import Any
 
 import pandas as pd
 
+from fbsim.errors import did_you_mean
 from fbsim.experiments.run.spec import (
     SpecError,
     SweepSpec,
@@ -66,6 +67,7 @@ from fbsim.experiments.run.spec import (
     int_field,
     read_spec_file,
     read_table_fields,
+    shown,
 )
 from fbsim.experiments.run.sweep import run_sweep
 from fbsim.experiments.search.cem import Dim, cem
@@ -75,6 +77,7 @@ CONFIRM_SEED_OFFSET = 90_000  # the finalists are ranked on this seed's games
 FRESH_SEED_OFFSET = 95_000  # the chosen rules' loss is measured again on these games
 KEYS = ("players", "games", "generations", "population", "confirm_games", "top", "seed",
         "rules", "lineup", "fields", "params", "target", "weights")
+TARGET_KEYS = ("win_rate", "collapse", "seat_spread")  # also the keys of [weights]
 DEFAULT_FIELD = "default"  # in `fields`: the spec's lineup (or the default lineup)
 ROBUST_FIELDS = (DEFAULT_FIELD, "results/equilibrium/p{players}.toml")  # fbsim tune --robust
 
@@ -103,16 +106,34 @@ def load_tune_spec(path: str | Path) -> TuneSpec:
     return tune_spec_from_dict(doc, where, Path(path).parent)
 
 
+def _number(x: Any, lo: float = -math.inf, hi: float = math.inf) -> bool:
+    """A finite TOML number (not a boolean) from `lo` to `hi`."""
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return False
+    try:
+        return math.isfinite(x) and lo <= x <= hi
+    except OverflowError:  # an integer beyond any float
+        return False
+
+
+def _known(keys, options, where: str) -> None:
+    for k in keys:
+        if k not in options:
+            raise SpecError(f"{where}{k}: unknown key (keys: {', '.join(options)})"
+                            + did_you_mean(k, options))
+
+
 def tune_spec_from_dict(doc: dict, where: str = "tune spec", base_dir: Path | None = None
                         ) -> TuneSpec:
-    for k in doc:
-        if k not in KEYS:
-            raise SpecError(f"{where}: {k}: unknown key (keys: {', '.join(KEYS)})")
+    _known(doc, KEYS, f"{where}: ")
+    for k in ("params", "target", "weights"):
+        if k in doc and not isinstance(doc[k], dict):
+            raise SpecError(f"{where}: {k}: expected a table, got {shown(doc[k])}")
     params = {}
-    for k, v in flatten(doc.get("params", {})).items():
-        if (not isinstance(v, list) or len(v) != 2 or not all(
-                isinstance(x, int | float) and not isinstance(x, bool) for x in v)):
-            raise SpecError(f"{where}: params.{k}: expected [lo, hi], got {v!r}")
+    for k, v in flatten(doc.get("params", {}), where=f"{where}: params.").items():
+        if not isinstance(v, list) or len(v) != 2 or not all(_number(x) for x in v):
+            raise SpecError(f"{where}: params.{k}: expected [lo, hi] (two numbers), got "
+                            f"{shown(v)}")
         if v[0] > v[1]:
             raise SpecError(f"{where}: params.{k}: the range {v} is empty")
         params[k] = (v[0], v[1])
@@ -122,32 +143,48 @@ def tune_spec_from_dict(doc: dict, where: str = "tune spec", base_dir: Path | No
     for k in ("games", "generations", "population", "confirm_games", "top", "seed"):
         if k in doc:
             setattr(s, k, int_field(doc, k, 0 if k == "seed" else 1, where))
-    read_table_fields(doc, s, base_dir)
+    read_table_fields(doc, s, base_dir, where)
     if "fields" in doc:
         f = doc["fields"]
         if not (isinstance(f, list) and f and all(isinstance(x, str) for x in f)):
             raise SpecError(f"{where}: fields: expected a list of lineups or field files, "
-                            f"got {f!r}")
+                            f"got {shown(f)}")
         s.fields = [x if x == DEFAULT_FIELD or Path(x).is_absolute() or base_dir is None
                     or not x.endswith(".toml") else str(base_dir / x) for x in f]
     target = doc.get("target", {})
+    _known(target, TARGET_KEYS, f"{where}: target.")
     if "win_rate" in target:
         w = target["win_rate"]
-        if w != "fair" and not (isinstance(w, dict) and set(w) <= set(L.AGENDA_NAMES)):
-            raise SpecError(f"{where}: target.win_rate: \"fair\" or a table of Agendas, got "
-                            f"{w!r}")
+        if isinstance(w, dict):
+            _known(w, L.AGENDA_NAMES, f"{where}: target.win_rate.")
+            for a, r in w.items():
+                if not _number(r, 0, 1):
+                    raise SpecError(f"{where}: target.win_rate.{a}: expected a win rate from "
+                                    f"0 to 1, got {shown(r)}")
+            w = {a: float(r) for a, r in w.items()}
+        elif w != "fair":
+            raise SpecError(f"{where}: target.win_rate: expected \"fair\" or a table of win "
+                            f"rates by Agenda, got {shown(w)}")
         s.win_rate = w
     if "collapse" in target:
         c = target["collapse"]
-        if not (isinstance(c, list) and len(c) == 2 and 0 <= c[0] <= c[1] <= 1):
-            raise SpecError(f"{where}: target.collapse: expected [lo, hi] in 0..1, got {c!r}")
+        if not (isinstance(c, list) and len(c) == 2 and all(_number(x, 0, 1) for x in c)
+                and c[0] <= c[1]):
+            raise SpecError(f"{where}: target.collapse: expected [lo, hi] with 0 <= lo <= hi "
+                            f"<= 1, got {shown(c)}")
         s.collapse = (float(c[0]), float(c[1]))
     if "seat_spread" in target:
-        s.seat_spread = float(target["seat_spread"])
-    s.weights = {k: float(v) for k, v in doc.get("weights", {}).items()}
-    unknown = set(s.weights) - {"win_rate", "collapse", "seat_spread"}
-    if unknown:
-        raise SpecError(f"{where}: weights: unknown {sorted(unknown)}")
+        v = target["seat_spread"]
+        if not _number(v, 0, 1):
+            raise SpecError(f"{where}: target.seat_spread: expected a number from 0 to 1, "
+                            f"got {shown(v)}")
+        s.seat_spread = float(v)
+    weights = doc.get("weights", {})
+    _known(weights, TARGET_KEYS, f"{where}: weights.")
+    for k, v in weights.items():
+        if not _number(v, 0):
+            raise SpecError(f"{where}: weights.{k}: expected a number >= 0, got {shown(v)}")
+    s.weights = {k: float(v) for k, v in weights.items()}
     return s
 
 
