@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from fbsim.errors import FbsimError, Interrupted, UsageError, did_you_mean
+from fbsim.errors import FbsimError, Interrupted, UsageError, cut, did_you_mean
 from fbsim.limits import MAX_GAMES, MAX_SEED
 from fbsim.version import __version__
 
@@ -58,6 +58,8 @@ def _players_range(text: str | None) -> list[int | None]:
     if text is None:
         return [None]
     try:
+        if not text.isascii():  # (int() would read "٣" as 3)
+            raise ValueError
         if ".." in text:
             lo, hi = (int(x) for x in text.split("..", 1))
             if lo > hi:
@@ -68,7 +70,8 @@ def _players_range(text: str | None) -> list[int | None]:
             return list(range(lo, hi + 1))
         return [int(x) for x in text.split(",")]
     except ValueError:
-        raise UsageError(f"--players: expected N, LO..HI or N,M,..., got '{text}'") from None
+        raise UsageError(f"--players: expected N, LO..HI or N,M,..., got '{cut(text)}'"
+                         ) from None
 
 
 def _named_players(rules_file: Path | None, sets: list[str] | None) -> tuple[int, str] | None:
@@ -106,7 +109,7 @@ def _table_sizes(text: str) -> list[int]:
         if not 3 <= n <= 6:
             raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
     if len(set(sizes)) != len(sizes):
-        raise UsageError(f"--players: a table size is repeated in '{text}'")
+        raise UsageError(f"--players: a table size is repeated in '{cut(text)}'")
     return sizes
 
 
@@ -188,7 +191,7 @@ def replay_cmd(
         rec = play_script(doc, base, events=True)
         out.append((rules, rec, doc.get("title")))
     else:
-        for n in _players_range(players):
+        for n in [None] if players is None else _table_sizes(players):
             bots: dict = {}
             rules = _rules(rules_file, set_, n, bots)
             lu = parse_lineup(lineup, seat or [], rules.players).with_bot_params(bots)
@@ -328,11 +331,11 @@ def _games(text: str, flag: str = "--games") -> int:
         v = float(text.replace("_", "")) if any(c in text for c in ".eE") else int(
             text.replace("_", ""))
     except ValueError:
-        raise UsageError(f"{flag}: expected a number of games, got '{text}'") from None
+        raise UsageError(f"{flag}: expected a number of games, got '{cut(text)}'") from None
     if not 1 <= v <= MAX_GAMES:
-        raise UsageError(f"{flag}: expected 1 to {MAX_GAMES:.0e} games, got '{text}'")
+        raise UsageError(f"{flag}: expected 1 to {MAX_GAMES:.0e} games, got '{cut(text)}'")
     if v != int(v):
-        raise UsageError(f"{flag}: expected a whole number >= 1, got '{text}'")
+        raise UsageError(f"{flag}: expected a whole number >= 1, got '{cut(text)}'")
     return int(v)
 
 
@@ -594,6 +597,7 @@ def report_cmd(
     if out.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"--out {out}: expected an .html file")
     _parent_exists((out, "--out"), (screenshot, "--screenshot"))
+    _not_another_dataset(out)
     if screenshot is not None and screenshot.suffix.lower() != ".png":
         raise UsageError(f"--screenshot {screenshot}: expected a .png file")
     # finished table sizes are kept beside the page until it is written: an interrupted
@@ -655,7 +659,7 @@ def experiment_cmd(
         raise UsageError("name an experiment, or give --list or --all")
     for name in chosen:
         if name not in exps:
-            raise UsageError(f"unknown experiment '{name}'{did_you_mean(name, exps)} "
+            raise UsageError(f"unknown experiment '{cut(name)}'{did_you_mean(name, exps)} "
                              "(fbsim experiment --list)")
     n = _games(games) if games is not None else None
     if field is not None and results == Path("results"):
@@ -737,7 +741,7 @@ def exploit_cmd(
 
     sizes = _sizes(players, "4", rules_file, set_)
     if deviate not in MODES:
-        raise UsageError(f"--deviate: one of {', '.join(MODES)}, got '{deviate}'")
+        raise UsageError(f"--deviate: one of {', '.join(MODES)}, got '{cut(deviate)}'")
     if field is not None:  # ("{players}" in a field file's path: each table size's file)
         for n in sizes:
             parse_lineup(field, players=n, flag="--field")
@@ -745,7 +749,7 @@ def exploit_cmd(
         if agenda is None:
             raise UsageError("--agenda: name an Agenda (or give --all)")
         if agenda not in L.AGENDA_NAMES:
-            raise UsageError(f"--agenda: one of {', '.join(L.AGENDA_NAMES)}, got '{agenda}'")
+            raise UsageError(f"--agenda: one of {', '.join(L.AGENDA_NAMES)}, got '{cut(agenda)}'")
         if len(sizes) != 1:
             raise UsageError("--players: one table size (or give --all)")
     sets = dict(parse_set(x) for x in set_ or [])
@@ -876,7 +880,7 @@ def equilibrium_cmd(
     from fbsim.rules import parse_set
 
     if draw not in DRAWS:
-        raise UsageError(f"--draw: one of {', '.join(DRAWS)}, got '{draw}'")
+        raise UsageError(f"--draw: one of {', '.join(DRAWS)}, got '{cut(draw)}'")
     sizes = _sizes(players, "3..6", rules_file, set_)
     given = {"generations": generations, "population": population, "starts": starts,
              "iterations": iterations, "audits": audits}
@@ -925,6 +929,26 @@ def equilibrium_cmd(
     for n in sizes:
         typer.echo(format_summary(n, doc["players"][str(n)]))
     typer.echo(f"{out / 'summary.json'}")
+
+
+def _not_another_dataset(page: Path) -> None:
+    """A report's page and its table (PAGE.html, PAGE.parquet) may not land in another
+    command's dataset: a sweep's folder, or over a table another command wrote."""
+    from fbsim.experiments.run.provenance import read_provenance
+
+    folder = page.parent
+    if (folder / "sweep.json").exists() or (folder / "points").is_dir():
+        raise UsageError(f"--out {page}: {folder} is a sweep dataset; write the report "
+                         "elsewhere")
+    table = page.with_suffix(".parquet")
+    if table.exists():
+        try:
+            kind = read_provenance(table).get("kind")
+        except Exception:  # not a table fbsim wrote (or a damaged one): not ours to replace
+            kind = None
+        if kind != "balance report":
+            raise UsageError(f"--out {page}: {table} exists and is not a report's table; "
+                             "write the report elsewhere")
 
 
 @app.command("tune", help="Search rules values that balance the game: the parameters "
@@ -1089,9 +1113,12 @@ for _info in app.registered_commands:
     _info.callback = _interruptible(_info.name or _info.callback.__name__, _info.callback)
 
 
+SAY_WIDTH = 2000  # (messages cut the values they quote; this bounds any that does not)
+
+
 def _say(message: str) -> None:
-    """One line on stderr, whatever the message holds."""
-    print("fbsim: " + " ".join(str(message).split()), file=sys.stderr)
+    """One line on stderr, whatever the message holds (at most SAY_WIDTH characters of it)."""
+    print("fbsim: " + cut(" ".join(str(message).split()), SAY_WIDTH), file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,11 +5,28 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+CUT_WIDTH = 60  # the most characters of a value an error message quotes
+
+
+def cut(text: str, width: int = CUT_WIDTH) -> str:
+    """`text` as an error message quotes it: its first `width` characters, then "..."."""
+    text = str(text)
+    return text if len(text) <= width else text[:width] + "..."
+
+
+def shown(value) -> str:
+    """A found value as an error quotes it: its repr, cut (`cut`)."""
+    return cut(repr(value))
+
 
 def did_you_mean(name: str, options: Iterable[str], cutoff: float = 0.6,
                  otherwise: str = "") -> str:
     """"; did you mean 'x'?" for the option closest to a mistyped name, else `otherwise`."""
-    close = difflib.get_close_matches(name, list(options), n=1, cutoff=cutoff)
+    options = list(options)
+    longest = max((len(x) for x in options), default=0)
+    if cutoff > 0 and len(name) * cutoff > longest * (2 - cutoff):
+        return otherwise  # (too long to come near `cutoff`: no need to compare)
+    close = difflib.get_close_matches(name, options, n=1, cutoff=cutoff)
     return f"; did you mean '{close[0]}'?" if close else otherwise
 
 
@@ -28,7 +45,7 @@ class ConfigError(FbsimError):
         self.key = key
         self.message = message
         self.source = source
-        super().__init__(f"{source}: {key}: {message}")
+        super().__init__(f"{source}: {cut(key)}: {message}")
 
 
 class ScriptError(FbsimError):

@@ -418,3 +418,40 @@ def test_helper_processes_do_not_run_code_from_the_working_folder(tmp_path, monk
     r = subprocess.run([sys.executable, "-c", "import numba"], cwd=tmp_path,
                        capture_output=True, text=True)
     assert "the working folder was imported" in r.stderr  # what -P prevents
+
+
+def test_a_sweep_whose_first_write_failed_starts_again_in_its_folder(tmp_path, capsys,
+                                                                     monkeypatch):
+    """A full disk at the sweep's first write leaves no temporary file, and the same command
+    then runs in that folder (its lock file and empty points/ are not another dataset)."""
+    import errno
+
+    from fbsim.experiments.run import sweep
+
+    def full_disk(self, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    out = tmp_path / "s"
+    code, _, err = run(capsys, "sweep", "--games", 200, "--players", 3, "--out", out, "-q")
+    assert code != 0 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not list(out.glob(".*.tmp*"))
+    monkeypatch.undo()
+    code, _, err = run(capsys, "sweep", "--games", 200, "--players", 3, "--out", out, "-q")
+    assert code == 0, err
+    assert all((out / f"{t}.parquet").exists() for t in sweep.TABLES)
+
+
+def test_a_report_may_not_land_in_another_commands_dataset(tmp_path, capsys):
+    out = tmp_path / "s"
+    code, _, err = run(capsys, "sweep", "--games", 200, "--players", 3, "--out", out, "-q")
+    assert code == 0, err
+    before = (out / "outcomes.parquet").read_bytes()
+    code, _, err = run(capsys, "report", "--games", 10, "--players", 3, "--out",
+                       out / "outcomes.html", "-q")
+    assert code == 2 and "is a sweep dataset" in err
+    assert (out / "outcomes.parquet").read_bytes() == before
+    (tmp_path / "x.parquet").write_bytes(before)  # a table another command wrote
+    code, _, err = run(capsys, "report", "--games", 10, "--players", 3, "--out",
+                       tmp_path / "x.html", "-q")
+    assert code == 2 and "is not a report's table" in err

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from fbsim.errors import UsageError, did_you_mean
+from fbsim.errors import UsageError, cut, did_you_mean
 from fbsim.game import layout as L
 from fbsim.tomlfile import read_toml
 
@@ -52,7 +52,7 @@ def check_bot(name: str) -> str:
     from fbsim.policies import registry
 
     if name not in registry():
-        raise ParamError(f"unknown bot '{name}'" + _suggest(name, registry()))
+        raise ParamError(f"unknown bot '{cut(name)}'" + _suggest(name, registry()))
     return name
 
 
@@ -63,15 +63,16 @@ def check_param(bot: str, name: str, value: Any) -> float:
     params = {p.name: p for p in registry()[bot].params}
     if name not in params:
         hint = _suggest(name, params) if params else " (it has no parameters)"
-        raise ParamError(f"unknown parameter '{name}' of bot '{bot}'" + hint)
+        raise ParamError(f"unknown parameter '{cut(name)}' of bot '{bot}'" + hint)
     p = params[name]
     if isinstance(value, str):
         try:
             v = float(value.strip())
         except ValueError:
-            raise ParamError(f"{bot}.{name}: expected a number, got '{value}'") from None
+            raise ParamError(f"{bot}.{name}: expected a number, got '{cut(value)}'"
+                             ) from None
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParamError(f"{bot}.{name}: expected a number, got {value!r}")
+        raise ParamError(f"{bot}.{name}: expected a number, got {cut(repr(value))}")
     else:
         v = float(value)
     if not math.isfinite(v):
@@ -149,7 +150,8 @@ class Lineup:
         by = {a: _entry(self.by_agenda.get(a, DEFAULT_BY_AGENDA[a])) for a in L.AGENDA_NAMES}
         for a in self.by_agenda:
             if a not in by:
-                raise UsageError(f"lineup: unknown agenda '{a}'" + _suggest(a, L.AGENDA_NAMES))
+                raise UsageError(f"lineup: unknown agenda '{cut(a)}'"
+                                 + _suggest(a, L.AGENDA_NAMES))
         object.__setattr__(self, "by_agenda", by)
         object.__setattr__(self, "seats", {int(s): _entry(e)
                                            for s, e in sorted(self.seats.items())})
@@ -232,7 +234,7 @@ def parse_entry(text: str, seps: str = ";") -> Entry:
     """`bot` or `bot:param=value<sep>param=value` (ParamError on bad input)."""
     bot, colon, rest = (x.strip() for x in text.partition(":"))
     if not bot:
-        raise ParamError(f"expected a bot name, got '{text}'")
+        raise ParamError(f"expected a bot name, got '{cut(text)}'")
     check_bot(bot)
     given: dict[str, str] = {}
     if colon:
@@ -242,10 +244,10 @@ def parse_entry(text: str, seps: str = ";") -> Entry:
         for item in items:
             item = item.strip()
             if "=" not in item:
-                raise ParamError(f"expected PARAM=VALUE after '{bot}:', got '{item}'")
+                raise ParamError(f"expected PARAM=VALUE after '{bot}:', got '{cut(item)}'")
             k, v = (x.strip() for x in item.split("=", 1))
             if k in given:
-                raise ParamError(f"{bot}.{k}: given twice")
+                raise ParamError(f"{bot}.{cut(k)}: given twice")
             given[k] = v
     return Entry.make(bot, given)
 
@@ -256,11 +258,18 @@ def split_seat_items(text: str) -> list[str]:
     out: list[str] = []
     for piece in text.split(","):
         key = piece.partition("=")[0].strip()
-        if out and not key.lstrip("-").isdigit():
+        if out and _seat_number(key) is None:
             out[-1] += "," + piece
         elif piece.strip():
             out.append(piece.strip())
     return out
+
+
+def _seat_number(text: str) -> int | None:
+    """A seat number written in ASCII digits ("2", "-1"), else None (int() would also read
+    "٣", "+2" or "1_0")."""
+    body = text.removeprefix("-")
+    return int(text) if body.isascii() and body.isdigit() else None
 
 
 def _is_file(text: str) -> bool:
@@ -281,7 +290,10 @@ def parse_lineup(lineup: str | None = None, seats: list[str] | tuple[str, ...] =
         lu = lineup_from_file(lineup, players)
         by_agenda, seat_map = dict(lu.by_agenda), dict(lu.seats)
     elif lineup:
-        items = [x.strip() for x in lineup.split(",") if x.strip()]
+        items = [x.strip() for x in lineup.split(",")]
+        if not all(items):
+            raise UsageError(f"{flag}: an empty item in '{cut(lineup)}' (items are separated "
+                             "by ',')")
         if len(items) == 1 and "=" not in items[0].partition(":")[0]:
             e = _parse(items[0], flag)
             by_agenda = {a: e for a in by_agenda}
@@ -290,13 +302,13 @@ def parse_lineup(lineup: str | None = None, seats: list[str] | tuple[str, ...] =
             for item in items:
                 agenda, eq, text = (x.strip() for x in item.partition("="))
                 if not eq:
-                    raise UsageError(f"{flag}: expected AGENDA=BOT, got '{item}'")
+                    raise UsageError(f"{flag}: expected AGENDA=BOT, got '{cut(item)}'")
                 if agenda not in by_agenda:
                     hint = (f" (in {flag}, separate a bot's parameters with ';': "
                             "accelerationist=tunable:aim=520;greed=0.3)"
                             if seen and ":" in items[items.index(item) - 1] else
                             f" (agendas: {', '.join(L.AGENDA_NAMES)})")
-                    raise UsageError(f"{flag}: unknown agenda '{agenda}'{hint}")
+                    raise UsageError(f"{flag}: unknown agenda '{cut(agenda)}'{hint}")
                 if agenda in seen:
                     raise UsageError(f"{flag} {agenda}: given twice")
                 seen.add(agenda)
@@ -305,11 +317,10 @@ def parse_lineup(lineup: str | None = None, seats: list[str] | tuple[str, ...] =
     for item in seats:
         k, eq, text = (x.strip() for x in item.partition("="))
         if not eq:
-            raise UsageError(f"--seat: expected SEAT=BOT, got '{item}'")
-        try:
-            seat = int(k)
-        except ValueError:
-            raise UsageError(f"--seat: seat must be an integer, got '{k}'") from None
+            raise UsageError(f"--seat: expected SEAT=BOT, got '{cut(item)}'")
+        seat = _seat_number(k)
+        if seat is None:
+            raise UsageError(f"--seat: seat must be an integer, got '{cut(k)}'")
         if not 0 <= seat <= hi:
             raise UsageError(f"--seat: seat must be 0 to {hi}, got {seat}")
         if seat in given_here:
@@ -373,11 +384,11 @@ def lineup_from_toml(doc: Mapping, source: str = "lineup", players: int | None =
     keys = ("agendas", "seats", "draw")
     for k in doc:
         if k not in keys:
-            raise UsageError(f"{source}: {k}: unknown key" + _suggest(k, keys))
+            raise UsageError(f"{source}: {cut(k)}: unknown key" + _suggest(k, keys))
     how = doc.get("draw", "agenda")
     if how not in DRAWS:
         raise UsageError(f"{source}: draw: expected one of " + ", ".join(
-            f'"{d}"' for d in DRAWS) + f", got {_cut(how)}")
+            f'"{d}"' for d in DRAWS) + f", got {cut(repr(how))}")
     by_agenda = {a: Entry.make(b) for a, b in DEFAULT_BY_AGENDA.items()}
     seats: dict[int, Entry] = {}
     for table in ("agendas", "seats"):
@@ -385,16 +396,17 @@ def lineup_from_toml(doc: Mapping, source: str = "lineup", players: int | None =
         if not isinstance(t, Mapping):
             raise UsageError(f"{source}: {table}: expected a table")
         for key, value in t.items():
-            where = f"{source}: {table}.{key}"
+            where = f"{source}: {table}.{cut(key)}"
             if table == "agendas":
                 if key not in by_agenda:
                     raise UsageError(f"{where}: unknown agenda" + _suggest(key, L.AGENDA_NAMES))
             else:
                 hi = (players - 1) if players else L.MAX_PLAYERS - 1
-                if not key.isdigit() or not 0 <= int(key) <= hi:
+                seat = _seat_number(key)
+                if seat is None or not 0 <= seat <= hi:
                     raise UsageError(f"{where}: a seat is a number from 0 to {hi}")
-                if int(key) in seats:
-                    raise UsageError(f"{where}: seat {int(key)} given twice")
+                if seat in seats:
+                    raise UsageError(f"{where}: seat {seat} given twice")
             entry = _entry_from_value(value, where)
             if table == "agendas":
                 by_agenda[key] = entry
@@ -414,19 +426,13 @@ def lineup_from_toml(doc: Mapping, source: str = "lineup", players: int | None =
                   {s: drawn(e) for s, e in seats.items()})
 
 
-def _cut(value: Any, width: int = 40) -> str:
-    """A value as an error message shows it (long ones cut)."""
-    text = repr(value)
-    return text if len(text) <= width else text[:width - 3] + "..."
-
-
 def _mixture_entry(value: Mapping, where: str) -> Entry:
     """A `mixture` of planners (a list of tables with a `weight` each) as a field entry."""
     from fbsim.policies.field import COMPONENTS, field_params
 
     for k in value:
         if k != "mixture":
-            raise UsageError(f"{where}.{k}: a mixture takes no other key")
+            raise UsageError(f"{where}.{cut(k)}: a mixture takes no other key")
     mix = value["mixture"]
     if not isinstance(mix, list) or not 1 <= len(mix) <= COMPONENTS:
         raise UsageError(f"{where}.mixture: expected a list of 1 to {COMPONENTS} tables")
@@ -438,9 +444,11 @@ def _mixture_entry(value: Mapping, where: str) -> Entry:
         weight = c.get("weight")
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (
                 math.isfinite(weight) and weight > 0):
-            raise UsageError(f"{w}.weight: expected a positive number, got {weight!r}")
+            raise UsageError(f"{w}.weight: expected a positive number, got "
+                             f"{cut(repr(weight))}")
         if c.get("bot", "planner") != "planner":
-            raise UsageError(f"{w}.bot: a mixture mixes planners only, got {c['bot']!r}")
+            raise UsageError(f"{w}.bot: a mixture mixes planners only, got "
+                             f"{cut(repr(c['bot']))}")
         params = {}
         for k, v in c.items():
             if k in ("weight", "bot"):
@@ -448,9 +456,12 @@ def _mixture_entry(value: Mapping, where: str) -> Entry:
             try:
                 params[k] = check_param("planner", k, v)
             except ParamError as e:
-                raise UsageError(f"{w}.{k}: {e}") from None
+                raise UsageError(f"{w}.{cut(k)}: {e}") from None
         comps.append((float(weight), params))
     total = sum(wt for wt, _ in comps)
+    if not math.isfinite(total):
+        raise UsageError(f"{where}.mixture: the weights' sum is not a finite number "
+                         f"({total}); give smaller weights")
     full = [(wt / total, Entry.make("planner", p).as_dict()) for wt, p in comps]
     return Entry.make("field", field_params(full))  # its draw: the file's (`lineup_from_toml`)
 
@@ -461,7 +472,8 @@ def _entry_from_value(value: Any, where: str) -> Entry:
     if isinstance(value, str):
         return _parse(value, where, seps=",;")
     if not isinstance(value, Mapping):
-        raise UsageError(f"{where}: expected a bot name or a table with 'bot', got {value!r}")
+        raise UsageError(f"{where}: expected a bot name or a table with 'bot', got "
+                         f"{cut(repr(value))}")
     if "bot" not in value or not isinstance(value["bot"], str):
         raise UsageError(f"{where}.bot: expected the bot's name (a string)")
     try:
@@ -474,7 +486,7 @@ def _entry_from_value(value: Any, where: str) -> Entry:
         try:
             check_param(value["bot"], k, v)
         except ParamError as e:
-            raise UsageError(f"{where}.{k}: {e}") from None
+            raise UsageError(f"{where}.{cut(k)}: {e}") from None
     return Entry.make(value["bot"], {k: v for k, v in value.items() if k != "bot"})
 
 
@@ -529,12 +541,12 @@ def lineup_from_description(text: str) -> Lineup:
     seats: dict[int, Entry] = {}
     for item in filter(None, (x.strip() for x in text.split(","))):
         key, _, bot = item.partition("=")
-        if key.startswith("seat") and key[4:].isdigit():
+        if key.startswith("seat") and key[4:].isascii() and key[4:].isdigit():
             seats[int(key[4:])] = _parse(bot, "lineup")
         elif key in by_agenda:
             by_agenda[key] = _parse(bot, "lineup")
         else:
-            raise UsageError(f"lineup: cannot read '{item}'")
+            raise UsageError(f"lineup: cannot read '{cut(item)}'")
     return Lineup(by_agenda, seats)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from fbsim.errors import UsageError
+from fbsim.errors import UsageError, shown
 
 CHECKED_ENV = "FBSIM_CHECKED"  # "1": every run uses checked builds
 SHAPES_ENV = "FBSIM_SHAPES"  # which tables' shapes get fast builds of their own
@@ -40,13 +40,13 @@ def environment_settings() -> None:
     if threads is not None and threads.strip():
         t = threads.strip()
         if not (t.isascii() and t.isdigit() and 1 <= int(t) <= MAX_THREADS):
-            raise UsageError(f"NUMBA_NUM_THREADS={_cut(threads)!r}: expected a whole number of "
+            raise UsageError(f"NUMBA_NUM_THREADS={shown(threads)}: expected a whole number of "
                              f"threads from 1 to {MAX_THREADS}")
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch is not None and epoch.strip():
         e = epoch.strip()
         if not (e.isascii() and e.isdigit() and int(e) <= MAX_EPOCH):
-            raise UsageError(f"SOURCE_DATE_EPOCH={_cut(epoch)!r}: expected whole seconds since "
+            raise UsageError(f"SOURCE_DATE_EPOCH={shown(epoch)}: expected whole seconds since "
                              f"1970 from 0 to {MAX_EPOCH} (the year 9999)")
     cache = os.environ.get("NUMBA_CACHE_DIR")
     if cache:
@@ -54,8 +54,4 @@ def environment_settings() -> None:
 
         p = Path(cache)
         if p.exists() and not p.is_dir():
-            raise UsageError(f"NUMBA_CACHE_DIR={_cut(cache)!r}: the cache folder is a file")
-
-
-def _cut(text: str, most: int = 60) -> str:
-    return text if len(text) <= most else text[:most] + "..."
+            raise UsageError(f"NUMBA_CACHE_DIR={shown(cache)}: the cache folder is a file")

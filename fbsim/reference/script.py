@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from fbsim.errors import ConfigError, FbsimError, ScriptError, did_you_mean
+from fbsim.errors import ConfigError, FbsimError, ScriptError, did_you_mean, shown
 from fbsim.game import layout as L
 from fbsim.game.rng import shuffle_in_place
 from fbsim.limits import MAX_SEED
@@ -63,12 +63,6 @@ def _suggest(key, options):
     return did_you_mean(key, sorted(options))
 
 
-def _shown(value: Any, limit: int = 60) -> str:
-    """A found value as an error quotes it: its repr, cut to `limit` characters."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
 def _integer(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -82,7 +76,7 @@ def check_script(doc: dict[str, Any], where: str = "") -> None:
     `where` ("FILE: ") starts every message."""
 
     def bad(key: str, expected: str, found: Any) -> NoReturn:
-        raise ScriptError(f"{where}{key}: expected {expected}, got {_shown(found)}")
+        raise ScriptError(f"{where}{key}: expected {expected}, got {shown(found)}")
 
     for k in doc:
         if k not in TOP_KEYS:

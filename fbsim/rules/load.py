@@ -4,16 +4,17 @@ items, every key and value checked (one `ConfigError` naming the key) before any
 from __future__ import annotations
 
 import math
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any, get_origin, get_type_hints
 
-from fbsim.errors import ConfigError, did_you_mean
+from fbsim.errors import ConfigError, cut, did_you_mean
 from fbsim.game import layout as L
 from fbsim.rules.schema import Asset, Rules, to_dict
-from fbsim.tomlfile import read_toml
+from fbsim.tomlfile import MAX_DEPTH, parse_toml, read_toml, too_deep
 
 INT_LIMIT = 10**9  # the most any integer rule may be (its range in the schema may be less)
 
@@ -75,11 +76,12 @@ def _schema_of(schema, key, path, source, base, value):
 
 
 def _show(v: Any) -> str:
+    """A value as an error message quotes it (long ones cut)."""
     if isinstance(v, str):
-        return repr(v)
+        return cut(repr(v))
     if isinstance(v, bool):
         return "true" if v else "false"
-    return str(v) if not isinstance(v, Mapping) else "a table"
+    return cut(str(v)) if not isinstance(v, Mapping) else "a table"
 
 
 def _check_scalar(value, tp, meta, path, source):
@@ -108,9 +110,9 @@ def _check_scalar(value, tp, meta, path, source):
     if hi is None and tp is int:
         hi = INT_LIMIT  # (open-ended counts still have to fit the kernel's arrays)
     if lo is not None and value < lo:
-        raise ConfigError(path, f"must be >= {lo:g}, got {value}", source)
+        raise ConfigError(path, f"must be >= {lo:g}, got {_show(value)}", source)
     if hi is not None and value > hi:
-        raise ConfigError(path, f"must be <= {hi:g}, got {value}", source)
+        raise ConfigError(path, f"must be <= {hi:g}, got {_show(value)}", source)
     return value
 
 
@@ -273,10 +275,10 @@ def rules_from_toml(text: str, source: str = "rules text", bots: dict | None = N
     Provenance written before bot parameters left the rules holds `[bots.BOT]` tables: they
     go to the dict `bots` when given (what the bots no longer know is left out), else they
     are ignored."""
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError("(text)", f"not valid TOML: {e}", source) from None
+    def fail(message: str):
+        raise ConfigError("(text)", message, source)
+
+    doc = parse_toml(text, fail)
     found: dict = {}
     doc = _take_bots(doc, source, found, strict=False)
     data = _merge(to_dict(Rules()), doc, "", Rules, source)
@@ -318,10 +320,20 @@ def parse_set(item: str) -> tuple[str, Any]:
     raw = raw.strip()
     if not key or any(not part for part in key.split(".")):
         raise ConfigError(item, "expected path=value", "--set")
+    deep = ConfigError(key, f"nested too deep (at most {MAX_DEPTH} levels)", "--set")
+    if key.count(".") >= MAX_DEPTH:
+        raise deep
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw
+    except RecursionError:
+        raise deep from None
+    except ValueError:  # an integer literal over Python's limit on digits
+        raise ConfigError(key, f"a number of more than {sys.get_int_max_str_digits()} "
+                          "digits", "--set") from None
+    if too_deep(value, MAX_DEPTH - 1 - key.count(".")):
+        raise deep
     return key, value
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from fbsim.game import layout as L
 
 RULES_VERSION = 2  # 2: bot parameters left the rules (they belong to the lineup)
+MAX_CARDS = 100  # the most cards of one Agenda in a deck, or of one asset kind
 
 
 def F(default: Any, help: str, lo: float | None = None, hi: float | None = None,
@@ -150,9 +151,9 @@ class Agendas:
 
 @dataclass(frozen=True)
 class Deck:
-    steward: int = F(2, "Steward cards", 0, None)
-    opportunist: int = F(1, "Opportunist cards", 0, None)
-    accelerationist: int = F(1, "Accelerationist cards", 0, None)
+    steward: int = F(2, "Steward cards", 0, MAX_CARDS)
+    opportunist: int = F(1, "Opportunist cards", 0, MAX_CARDS)
+    accelerationist: int = F(1, "Accelerationist cards", 0, MAX_CARDS)
 
     def counts(self) -> tuple[int, int, int]:
         return (self.steward, self.opportunist, self.accelerationist)
@@ -171,7 +172,7 @@ class Decks:
 
 @dataclass(frozen=True)
 class Asset:
-    count: int = F(0, "cards of this kind in the asset deck", 0, None)
+    count: int = F(0, "cards of this kind in the asset deck", 0, MAX_CARDS)
     price: int = F(0, "printed price in Capital (plus the purchase labour)", 0, None)
     income: int = F(0, "Capital paid to the owner at every world turn", 0, None)
     ppm: int = F(0, "ppm added to the Dial at every world turn")

@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fbsim.errors import ConfigError, FbsimError, UsageError, did_you_mean
+from fbsim.errors import ConfigError, FbsimError, UsageError, did_you_mean, shown
 from fbsim.game.lineup import Lineup, merge_bot_params, parse_lineup, split_seat_items
 from fbsim.limits import MAX_GAMES, MAX_SEED
 from fbsim.rules import Rules, load_rules, nest, parse_set, rules_hash
@@ -104,12 +104,6 @@ class Point:
     @property
     def label(self) -> str:
         return coords_label(self.values)
-
-
-def shown(value: Any, limit: int = 60) -> str:
-    """A found value as an error quotes it: its repr, cut to `limit` characters."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def coords_label(coords: dict[str, Any]) -> str:

@@ -104,8 +104,25 @@ def _same_points(out: Path, spec: SweepSpec, doc: dict, points: list[Point]) -> 
 
 def _write_meta(meta: Path, doc: dict) -> None:
     tmp = meta.with_name(".sweep.json.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, meta)
+    try:
+        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n")
+        os.replace(tmp, meta)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _only_leftovers(out: Path) -> bool:
+    """Whether OUT holds nothing but what a sweep that failed before its first write leaves
+    (its lock file, an empty points/ folder, temporary files): the same sweep starts there
+    as in a new folder."""
+    for p in out.iterdir():
+        if p.name == LOCK_NAME or (p.name.startswith(".") and ".tmp" in p.name):
+            continue
+        if p.name == "points" and p.is_dir() and not any(p.iterdir()):
+            continue
+        return False
+    return True
 
 
 def _digest(spec: SweepSpec, base, points: list[Point]) -> str:
@@ -130,8 +147,7 @@ def _check_dataset(out: Path, spec: SweepSpec, digest: str, points: list[Point],
             raise UsageError(f"--out {out}: holds a different sweep (another spec, seed or "
                              "rules); use another --out, or --force to start it afresh")
         return doc
-    if (not force and out.exists() and not meta.exists()
-            and any(p.name != LOCK_NAME for p in out.iterdir())):
+    if not force and out.exists() and not meta.exists() and not _only_leftovers(out):
         raise UsageError(f"--out {out}: exists and is not a sweep dataset")
     return None
 

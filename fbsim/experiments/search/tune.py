@@ -58,7 +58,7 @@ from typing import Any
 
 import pandas as pd
 
-from fbsim.errors import did_you_mean
+from fbsim.errors import did_you_mean, shown
 from fbsim.experiments.run.spec import (
     SpecError,
     SweepSpec,
@@ -67,7 +67,6 @@ from fbsim.experiments.run.spec import (
     int_field,
     read_spec_file,
     read_table_fields,
-    shown,
 )
 from fbsim.experiments.run.sweep import run_sweep
 from fbsim.experiments.search.cem import Dim, cem
