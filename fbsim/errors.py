@@ -36,6 +36,13 @@ class FbsimError(Exception):
     exit_code = 1
 
 
+class DamagedFile(FbsimError):
+    """A file of a dataset that cannot be read back (truncated, overwritten, not fbsim's): the
+    message names it and the way out."""
+
+    exit_code = 2
+
+
 class ConfigError(FbsimError):
     """Invalid rules: an unknown key, a wrong type or an out-of-range value."""
 

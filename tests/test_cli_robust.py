@@ -455,3 +455,27 @@ def test_a_report_may_not_land_in_another_commands_dataset(tmp_path, capsys):
     code, _, err = run(capsys, "report", "--games", 10, "--players", 3, "--out",
                        tmp_path / "x.html", "-q")
     assert code == 2 and "is not a report's table" in err
+
+
+def test_a_damaged_table_names_the_file_and_the_way_out(tmp_path, capsys):
+    """A sweep resumed over a damaged point, and `fbsim plot` of a damaged table: one line
+    naming the file and what to do, exit 2, nothing else changed."""
+    out = tmp_path / "s"
+    args = ["sweep", "--games", 200, "--players", "3..4", "--out", out, "-q"]
+    assert run(capsys, *args)[0] == 0
+    point = next(p for p in sorted((out / "points").iterdir()) if p.is_dir())
+    (point / "win_rates.parquet").write_bytes(b"PAR1 not a table")
+    (out / "outcomes.parquet").unlink()  # so that the resumed sweep reads its points again
+    code, _, err = run(capsys, *args)
+    lines = [x for x in err.splitlines() if x.startswith("fbsim: error:")]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == lines[0]
+    assert str(point / "win_rates.parquet") in lines[0] and f"remove {point}" in lines[0]
+    import shutil
+
+    shutil.rmtree(point)  # the way out it names: the sweep plays that point anew
+    assert run(capsys, *args)[0] == 0
+    (out / "seats.parquet").write_bytes(b"garbage")
+    code, _, err = run(capsys, "plot", out)
+    assert code == 2 and "seats.parquet: damaged" in err and "--force" in err
+    assert len(err.strip().splitlines()) == 1

@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fbsim.errors import DamagedFile, cut
 from fbsim.experiments.metrics.stats import STATS_VERSION
 from fbsim.game.layout import LAYOUT_VERSION
 from fbsim.kernel.layout import KERNEL_VERSION
@@ -99,8 +100,13 @@ def read_provenance(path: str | Path) -> dict:
     return json.loads(meta[META_KEY])
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """A table with its provenance in `df.attrs['provenance']`."""
-    df = pd.read_parquet(path)
-    df.attrs["provenance"] = read_provenance(path)
+def read_table(path: str | Path, way_out: str = "write it again") -> pd.DataFrame:
+    """A table with its provenance in `df.attrs['provenance']`; `DamagedFile`, naming the
+    file and `way_out`, when it cannot be read back."""
+    try:
+        df = pd.read_parquet(path)
+        df.attrs["provenance"] = read_provenance(path)
+    except (OSError, ValueError, pa.ArrowException) as e:
+        raise DamagedFile(f"{path}: damaged, or not a table fbsim wrote "
+                          f"({type(e).__name__}: {cut(str(e))}); {way_out}") from None
     return df

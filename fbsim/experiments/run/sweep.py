@@ -282,8 +282,12 @@ def combine(out: Path, spec: SweepSpec, points: list[Point], started: str,
         if p.index in fresh:
             got = dict(zip(TABLES, fresh[p.index], strict=True))
         else:
-            got = {t: pd.read_parquet(_point_dir(out, p.index) / f"{t}.parquet")
-                   for t in TABLES}
+            folder = _point_dir(out, p.index)
+            got = {t: read_table(folder / f"{t}.parquet", way_out=(
+                f"remove {folder} and run the sweep again: it plays that point anew"))
+                for t in TABLES}
+            for df in got.values():  # (the point's own provenance is not the dataset's)
+                df.attrs.clear()
         # a point finished by an older version (a resumed dataset) gets today's columns
         if upgrade_point_tables(got["win_rates"], got["outcomes"]):
             upgraded.append(p.index)
@@ -309,7 +313,9 @@ def load(out: str | Path) -> dict[str, pd.DataFrame]:
     missing = [t for t in TABLES if not (out / f"{t}.parquet").exists()]
     if missing:
         raise UsageError(f"{out}: not a finished sweep dataset (no {missing[0]}.parquet)")
-    return {t: read_table(out / f"{t}.parquet") for t in TABLES}
+    return {t: read_table(out / f"{t}.parquet", way_out=(
+        "run the sweep again with --force (or into another --out) to write it anew"))
+        for t in TABLES}
 
 
 def same_tables(a: str | Path, b: str | Path, ignore=("time",)) -> bool:
