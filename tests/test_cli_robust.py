@@ -479,3 +479,30 @@ def test_a_damaged_table_names_the_file_and_the_way_out(tmp_path, capsys):
     code, _, err = run(capsys, "plot", out)
     assert code == 2 and "seats.parquet: damaged" in err and "--force" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_temporary_files_of_killed_runs_are_removed_by_the_next_run(tmp_path, capsys):
+    """A killed writer's temporary files (named after its process id) beside the records,
+    the report page and in the report's kept table sizes are removed by the next run; a
+    live process's are kept."""
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    alive = str(os.getppid())  # (a live process that is not this one)
+    rec = tmp_path / "r.parquet"
+    stale = [tmp_path / f".r.parquet.tmp{dead}", tmp_path / f".page.html.tmp{dead}",
+             tmp_path / f".page.parquet.tmp{dead}", tmp_path / ".page.parts"
+             / f".p3-0123.tmp{dead}.npz"]
+    live = tmp_path / f".r.parquet.tmp{alive}"
+    (tmp_path / ".page.parts").mkdir()
+    for p in [*stale, live]:
+        p.write_bytes(b"x" * 100)
+    code, _, err = run(capsys, "simulate", "--games", 50, "--players", 3, "--records", rec,
+                       "-q")
+    assert code == 0, err
+    code, _, err = run(capsys, "report", "--games", 20, "--players", 3, "--out",
+                       tmp_path / "page.html", "-q", "--exploit", tmp_path / "none")
+    assert code == 0, err
+    assert not any(p.exists() for p in stale) and live.exists()

@@ -129,6 +129,10 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     progress = progress or NoProgress()
     started = now_iso()
     frames, tables = [], []
+    if resume is not None and Path(resume).is_dir():
+        from fbsim.experiments.run.lock import remove_stale_temporaries
+
+        remove_stale_temporaries(resume)  # table sizes a killed run was saving
     parts = [_part_path(resume, new, old, lu, games, seed) if resume is not None else None
              for _, new, old, lu in setups]
     kept = [p is not None and p.is_file() for p in parts]

@@ -668,10 +668,13 @@ def write_report(rep: BalanceReport, path: str | Path) -> list[Path]:
     full disk, Ctrl-C) leaves the previous page and table as they were, never one of each.
     The page states its run's start time and rules hashes, as the table's provenance does, so
     a reader can check that the two belong together."""
+    from fbsim.experiments.run.lock import remove_stale_temporaries
     from fbsim.experiments.run.provenance import write_table_beside
 
     path = Path(path)
     table = path.with_suffix(".parquet")
+    for name in (path.name, table.name):  # what a killed run left
+        remove_stale_temporaries(path.parent, f".{name}.tmp")
     text = render(rep)  # the figures first: an interruption here leaves both files as they were
     page_tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     table_tmp = None

@@ -39,3 +39,33 @@ def output_lock(folder: str | Path, name: str = LOCK_NAME) -> Iterator[Path]:
         yield folder
     finally:
         lock.release()
+
+
+def remove_stale_temporaries(folder: str | Path, prefix: str = ".") -> list[Path]:
+    """Remove the temporary files `PREFIX....tmp<pid>...` in `folder` whose writer is gone
+    (a run killed before it could rename or remove them: fbsim names every temporary file
+    after the process writing it); a live process's are left alone. Returns those removed."""
+    import glob
+    import re
+
+    removed = []
+    for p in Path(folder).glob(glob.escape(prefix) + "*"):
+        m = re.search(r"\.tmp(\d+)", p.name)
+        if m and p.is_file() and not _alive(int(m.group(1))):
+            p.unlink(missing_ok=True)
+            removed.append(p)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # (another user's process, or not a pid we can ask about: keep it)
+    return True

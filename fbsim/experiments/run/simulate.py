@@ -177,7 +177,10 @@ class RecordsWriter:
         import json
         import os
 
+        from fbsim.experiments.run.lock import remove_stale_temporaries
+
         self.path = path
+        remove_stale_temporaries(path.parent, f".{path.name}.tmp")  # a killed run's
         self.tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
         meta = {META_KEY: json.dumps(provenance, sort_keys=True).encode(),
                 # `bot_<seat>` is the seat's lineup entry: its name is codes["bot"][entry]
