@@ -586,3 +586,34 @@ def test_an_audit_starts_from_the_populations_strongest_strategy_and_keeps_it(tm
         best, label = s.best_response(f"y{keep}", 2000, "opportunist", Lineup(),
                                       {"kept": start}, keep_starts=keep)
         assert label == "kept" and (best == start) == keep
+
+
+def test_a_team_search_killed_mid_sweep_and_resumed_counts_every_game_once(capsys, tmp_path,
+                                                                          monkeypatch):
+    """Killed after a few points of a sweep were saved, then resumed: the same summary and
+    state as the uninterrupted search, the games total included (the resumed sweep's saved
+    points count as the games they are)."""
+    from fbsim.experiments.run import sweep
+    from fbsim.experiments.search.equilibrium import team as equilibrium
+
+    monkeypatch.setattr(equilibrium, "LEAKAGE_GAMES", 60)
+    args = ["equilibrium", "--players", "3", "--json", *SMALL]
+    code, whole, err = run(capsys, *args, "--out", tmp_path / "a")
+    assert code == 0, err
+    real, calls = sweep._write_point, {"n": 0}
+
+    def dies(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(sweep, "_write_point", dies)
+    code, _, _ = run(capsys, *args, "--out", tmp_path / "b")
+    assert code != 0 and calls["n"] == 3
+    monkeypatch.setattr(sweep, "_write_point", real)
+    code, resumed, err = run(capsys, *args, "--out", tmp_path / "b")
+    assert code == 0, err
+    assert json.loads(resumed) == json.loads(whole)
+    a, b = (json.loads((tmp_path / x / "p3" / "state.json").read_text()) for x in "ab")
+    assert a["games"] == b["games"] > 0

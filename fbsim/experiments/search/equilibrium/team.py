@@ -329,7 +329,9 @@ class Search:
         spec = SweepSpec(games=games, seed=seed, points=points, **self.base)
         res = run_sweep(spec, self.dir / name, client=self.client, progress=self.progress,
                         force=self.force, checkpoints=checkpoints)
-        self.state["games"] += res.games_played
+        # every game of the sweep, played now or by an interrupted run it resumed (a resumed
+        # search counts each game once, as an uninterrupted one does)
+        self.state["games"] += int(res.outcomes["games"].sum())
         rates = res.win_rates[res.win_rates["kind"] == "agenda"]
         return (rates, res.outcomes) if outcomes else rates
 
