@@ -9,8 +9,13 @@ CUT_WIDTH = 60  # the most characters of a value an error message quotes
 
 
 def cut(text: str, width: int = CUT_WIDTH) -> str:
-    """`text` as an error message quotes it: its first `width` characters, then "..."."""
+    """`text` as an error message quotes it: control characters (a newline, say) escaped so
+    that the message stays one line, its first `width` characters, then "..."."""
     text = str(text)
+    text = text[:width + 1] if len(text) > 4 * width else text
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                       for c in text)
     return text if len(text) <= width else text[:width] + "..."
 
 

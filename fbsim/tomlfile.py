@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
+from fbsim.errors import cut
+
 MAX_TOML_BYTES = 16 * 2**20  # no rules, lineup, script or spec file comes near it
 MAX_DEPTH = 32  # tables and arrays within each other (the files fbsim reads use 4 or 5)
 
@@ -32,6 +34,8 @@ def read_toml(path: str | Path, fail: Callable[[str], NoReturn]) -> dict[str, An
         st = p.stat()
     except OSError as e:
         fail(f"cannot read: {e.strerror or e}")
+    except ValueError:  # a NUL character in the path
+        fail("cannot read: the path holds a NUL character")
     if stat.S_ISDIR(st.st_mode):
         fail("cannot read: it is a folder")
     if not stat.S_ISREG(st.st_mode):
@@ -70,7 +74,28 @@ def parse_toml(text: str, fail: Callable[[str], NoReturn]) -> dict[str, Any]:
         fail(f"not valid TOML: a number of more than {sys.get_int_max_str_digits()} digits")
     if too_deep(doc):
         fail(f"not valid TOML: nested too deep (at most {MAX_DEPTH} levels)")
+    where = date_value(doc)
+    if where is not None:
+        fail(f"{where}: a date or time, which no fbsim file holds (numbers, text, lists and "
+             "tables only)")
     return doc
+
+
+def date_value(value: Any, path: str = "") -> str | None:
+    """The key of the first date or time value in a document (TOML has them; no fbsim file
+    uses one), or None."""
+    import datetime as dt
+
+    if isinstance(value, dt.date | dt.time):
+        return cut(path or "(the value)")
+    items = value.items() if isinstance(value, Mapping) else (
+        ((f"[{i}]", x) for i, x in enumerate(value)) if isinstance(value, list) else ())
+    for k, x in items:
+        found = date_value(x, f"{path}{k}" if str(k).startswith("[") or not path
+                           else f"{path}.{k}")
+        if found is not None:
+            return found
+    return None
 
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:

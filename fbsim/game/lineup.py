@@ -386,7 +386,7 @@ def lineup_from_toml(doc: Mapping, source: str = "lineup", players: int | None =
         if k not in keys:
             raise UsageError(f"{source}: {cut(k)}: unknown key" + _suggest(k, keys))
     how = doc.get("draw", "agenda")
-    if how not in DRAWS:
+    if not isinstance(how, str) or how not in DRAWS:
         raise UsageError(f"{source}: draw: expected one of " + ", ".join(
             f'"{d}"' for d in DRAWS) + f", got {cut(repr(how))}")
     by_agenda = {a: Entry.make(b) for a, b in DEFAULT_BY_AGENDA.items()}

@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from fbsim.errors import ConfigError, FbsimError, ScriptError, did_you_mean, shown
+from fbsim.errors import ConfigError, FbsimError, ScriptError, cut, did_you_mean, shown
 from fbsim.game import layout as L
 from fbsim.game.rng import shuffle_in_place
 from fbsim.limits import MAX_SEED
@@ -80,7 +80,7 @@ def check_script(doc: dict[str, Any], where: str = "") -> None:
 
     for k in doc:
         if k not in TOP_KEYS:
-            raise ScriptError(f"{where}unknown key '{k}'" + _suggest(k, TOP_KEYS))
+            raise ScriptError(f"{where}unknown key '{cut(k)}'" + _suggest(k, TOP_KEYS))
     if "players" in doc and not _integer(doc["players"]):
         bad("players", "a table size (an integer)", doc["players"])
     if "rules" in doc and not isinstance(doc["rules"], dict):
@@ -108,7 +108,7 @@ def check_script(doc: dict[str, Any], where: str = "") -> None:
     for r, rnd in enumerate(rounds, start=1):
         for k in rnd:
             if k != "seats":
-                raise ScriptError(f"{where}round {r}: unknown key '{k}' (a round holds "
+                raise ScriptError(f"{where}round {r}: unknown key '{cut(k)}' (a round holds "
                                   "'seats')")
         seats = rnd.get("seats", [])
         if not isinstance(seats, list) or not all(isinstance(x, dict) for x in seats):
@@ -117,7 +117,7 @@ def check_script(doc: dict[str, Any], where: str = "") -> None:
             at = f"round {r}, seat {s}: "
             for k, v in entry.items():
                 if k not in SEAT_KEYS:
-                    raise ScriptError(f"{where}{at}unknown key '{k}'" + _suggest(k, SEAT_KEYS))
+                    raise ScriptError(f"{where}{at}unknown key '{cut(k)}'" + _suggest(k, SEAT_KEYS))
                 if k in INT_KEYS and not _integer(v):
                     bad(at + k, "an integer", v)
             if "buy" in entry and not _names(entry["buy"]):
@@ -136,7 +136,7 @@ def prepare(doc: dict[str, Any], base: Rules | None = None):
         rules = load_rules(base=base, overrides=overrides)
     except ConfigError as e:
         key = e.key if e.key == "players" and "players" in doc else f"rules.{e.key}"
-        raise ScriptError(f"{key}: {e.message}") from None
+        raise ScriptError(f"{cut(key)}: {e.message}") from None
     n = rules.players
     R = rules_vector(rules, n)
     names = list(rules.asset_names)
@@ -147,7 +147,7 @@ def prepare(doc: dict[str, Any], base: Rules | None = None):
     agendas = []
     for s, a in enumerate(agendas_raw):
         if a not in L.AGENDA_NAMES:
-            raise ScriptError(f"agendas[{s}]: unknown Agenda '{a}'" + _suggest(str(a),
+            raise ScriptError(f"agendas[{s}]: unknown Agenda '{cut(a)}'" + _suggest(str(a),
                                                                                   L.AGENDA_NAMES))
         agendas.append(L.AGENDA_NAMES.index(a))
     for a in range(L.N_AGENDAS):
@@ -159,10 +159,11 @@ def prepare(doc: dict[str, Any], base: Rules | None = None):
     top = []
     for i, name in enumerate(doc.get("deck", [])):
         if name not in names:
-            raise ScriptError(f"deck[{i}]: unknown asset '{name}'" + _suggest(str(name), names))
+            raise ScriptError(f"deck[{i}]: unknown asset '{cut(name)}'"
+                              + _suggest(str(name), names))
         k = names.index(name)
         if remaining[k] == 0:
-            raise ScriptError(f"deck[{i}]: more {name} cards than the deck holds",
+            raise ScriptError(f"deck[{i}]: more {cut(name)} cards than the deck holds",
                               rule="R-S5")
         remaining[k] -= 1
         top.append(k)
@@ -181,7 +182,7 @@ def prepare(doc: dict[str, Any], base: Rules | None = None):
         for s, entry in enumerate(seats):
             for name in entry.get("buy", []):
                 if name not in names:
-                    raise ScriptError(f"buy: unknown asset '{name}'" + _suggest(name, names),
+                    raise ScriptError(f"buy: unknown asset '{cut(name)}'" + _suggest(name, names),
                                       r, s)
             if entry:
                 plans[s][r] = entry

@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fbsim.errors import ConfigError, FbsimError, UsageError, did_you_mean, shown
+from fbsim.errors import ConfigError, FbsimError, UsageError, cut, did_you_mean, shown
 from fbsim.game.lineup import Lineup, merge_bot_params, parse_lineup, split_seat_items
 from fbsim.limits import MAX_GAMES, MAX_SEED
 from fbsim.rules import Rules, load_rules, nest, parse_set, rules_hash
@@ -121,7 +121,7 @@ def _number(text: str, key: str) -> int | float:
         try:
             return float(text)
         except ValueError:
-            raise SpecError(f"{key}: '{text}' is not a number") from None
+            raise SpecError(f"{key}: '{cut(text)}' is not a number") from None
 
 
 def parse_values(key: str, raw: Any) -> list[Any]:
@@ -134,15 +134,16 @@ def parse_values(key: str, raw: Any) -> list[Any]:
         lo, hi = _number(lo_text.strip(), key), _number(hi_text.strip(), key)
         step = _number(step_text.strip(), key) if step_text else 1
         if not all(abs(x) < 1e15 for x in (lo, hi, step)):  # (inf and nan fail too)
-            raise SpecError(f"{key}: the range '{raw}' needs ends and a step of at most "
+            raise SpecError(f"{key}: the range '{cut(raw)}' needs ends and a step of at most "
                             "1e15 in size")
         if step <= 0:
-            raise SpecError(f"{key}: the step of '{raw}' must be > 0")
+            raise SpecError(f"{key}: the step of '{cut(raw)}' must be > 0")
         if hi < lo:
-            raise SpecError(f"{key}: the range '{raw}' is empty (its end is below its start)")
-        count = int(math.floor((hi - lo) / step + 1e-9)) + 1
+            raise SpecError(f"{key}: the range '{cut(raw)}' is empty (its end is below its start)")
+        span = (hi - lo) / step
+        count = int(math.floor(span + 1e-9)) + 1 if span < MAX_POINTS else MAX_POINTS + 1
         if count > MAX_POINTS:
-            raise SpecError(f"{key}: the range '{raw}' has {count} values (at most "
+            raise SpecError(f"{key}: the range '{cut(raw)}' has {count} values (at most "
                             f"{MAX_POINTS})")
         integer = all(isinstance(x, int) for x in (lo, hi, step))
         values = [lo + i * step if integer else round(lo + i * step, 12) for i in range(count)]
@@ -161,7 +162,7 @@ def parse_values(key: str, raw: Any) -> list[Any]:
     if not values:
         raise SpecError(f"{key}: no values to sweep")
     if len({json.dumps(v, sort_keys=True) for v in values}) != len(values):
-        raise SpecError(f"{key}: a value is repeated in {values}")
+        raise SpecError(f"{key}: a value is repeated in {shown(values)}")
     return values
 
 
@@ -281,7 +282,7 @@ def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None =
                    ) -> SweepSpec:
     for key in doc:
         if key not in SPEC_KEYS:
-            raise SpecError(f"{where}: {key}: unknown key{did_you_mean(key, SPEC_KEYS)}")
+            raise SpecError(f"{where}: {cut(key)}: unknown key{did_you_mean(key, SPEC_KEYS)}")
     s = SweepSpec()
     for key in ("games", "seed", "min_games", "max_games"):
         if key in doc:
@@ -389,7 +390,8 @@ def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules,
     except ConfigError as e:
         varied = e.key if e.key in coords else next(
             (k for k in coords if e.key.startswith(k) or k.startswith(e.key)), e.key)
-        raise SpecError(f"{varied}: at the point ({label}): {e.key}: {e.message}") from None
+        raise SpecError(f"{cut(varied)}: at the point ({cut(label)}): {cut(e.key)}: "
+                        f"{e.message}") from None
     seats = list(spec.seats)
     if "seat_bot" in coords:
         seats += split_seat_items(str(coords["seat_bot"]))
@@ -432,12 +434,12 @@ def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
     varied = [k for k in coords[0] if k != "players"] if coords else []
     for key in spec.baseline:
         if key not in varied:
-            raise SpecError(f"baseline: {key}: not a varied parameter (varied: "
-                            f"{', '.join(varied) or 'none'})")
+            raise SpecError(f"baseline: {cut(key)}: not a varied parameter (varied: "
+                            f"{cut(', '.join(varied)) or 'none'})")
         values = list(dict.fromkeys(json.dumps(c.get(key)) for c in coords))
         if not any(_same_value(c.get(key), spec.baseline[key]) for c in coords):
-            raise SpecError(f"baseline: {key}={json.dumps(spec.baseline[key])}: not among "
-                            f"the values swept ({', '.join(values)})")
+            raise SpecError(f"baseline: {cut(key)}={cut(json.dumps(spec.baseline[key]))}: "
+                            f"not among the values swept ({cut(', '.join(values))})")
     wanted = dict(spec.baseline)
     for key in varied:
         if key in wanted or key in ("lineup", "seat_bot"):

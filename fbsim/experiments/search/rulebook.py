@@ -74,7 +74,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from fbsim.errors import FbsimError, UsageError
+from fbsim.errors import FbsimError, UsageError, cut, shown
 from fbsim.experiments.run.spec import (
     SpecError,
     flatten,
@@ -173,9 +173,12 @@ class Lever:
         return int(raw) if self.integer else float(raw)
 
     def raw(self, value):
-        """The sampler's value of a rules value (None: outside the lever's range)."""
+        """The sampler's value of a rules value (None: outside the lever's range, or not a
+        number for a range)."""
         if self.choices:
             return self.choices.index(value) if value in self.choices else None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
         return value if self.lo <= value <= self.hi else None
 
     def values(self) -> list:
@@ -223,38 +226,43 @@ def _band(v, where: str, key: str) -> tuple[float, float]:
             isinstance(x, int | float) and not isinstance(x, bool) for x in v)
             and 0 <= v[0] <= v[1] <= 1):
         raise SpecError(f"{where}: target.{key}: expected [lo, hi] with 0 <= lo <= hi <= 1, "
-                        f"got {v!r}")
+                        f"got {shown(v)}")
     return (float(v[0]), float(v[1]))
 
 
 def _fraction(v, where: str, key: str) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v < 1:
-        raise SpecError(f"{where}: target.{key}: expected a number between 0 and 1, got {v!r}")
+        raise SpecError(f"{where}: target.{key}: expected a number between 0 and 1, got {shown(v)}")
     return float(v)
 
 
 def _lever(name: str, v, where: str) -> Lever:
+    if len(name) > 100 or not name.isprintable():
+        raise SpecError(f"{where}: params.{cut(name)}: not a rules key (see `fbsim rules`)")
     if name.startswith("bots."):
-        raise SpecError(f"{where}: params.{name}: a bot parameter is not a rule; the "
+        raise SpecError(f"{where}: params.{cut(name)}: a bot parameter is not a rule; the "
                         "equilibrium chooses the strategies")
     if isinstance(v, dict):
         ch = v.get("choices")
         if set(v) != {"choices"} or not isinstance(ch, list) or len(ch) < 2:
             raise SpecError(f"{where}: params.{name}: expected {{ choices = [a, b, ...] }} "
-                            f"with at least two choices, got {v!r}")
+                            f"with at least two choices, got {shown(v)}")
         return Lever(name, choices=tuple(tuple(x) if isinstance(x, list) else x for x in ch))
     if (not isinstance(v, list) or len(v) != 2 or not all(
-            isinstance(x, int | float) and not isinstance(x, bool) for x in v)):
+            isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+            for x in v)):
         raise SpecError(f"{where}: params.{name}: expected [lo, hi] or {{ choices = [...] }}, "
-                        f"got {v!r}")
+                        f"got {shown(v)}")
     if v[0] > v[1]:
         raise SpecError(f"{where}: params.{name}: the range {v} is empty")
     return Lever(name, v[0], v[1])
 
 
-def _params(doc: dict, where: str, prefix: str = "") -> list[Lever]:
+def _params(doc, where: str, prefix: str = "") -> list[Lever]:
     """[params], nested tables flattened to dotted keys; a { choices = [...] } table is one
     lever's value."""
+    if not isinstance(doc, dict):
+        raise SpecError(f"{where}: params: expected a table of rules keys, got {shown(doc)}")
     out = []
     for k, v in doc.items():
         if isinstance(v, dict) and "choices" not in v:
@@ -268,13 +276,16 @@ def rulebook_spec_from_dict(doc: dict, where: str = "tune spec",
                             base_dir: Path | None = None) -> RulebookSpec:
     for k in doc:
         if k not in KEYS:
-            raise SpecError(f"{where}: {k}: unknown key (keys: {', '.join(KEYS)})")
+            raise SpecError(f"{where}: {cut(k)}: unknown key (keys: {', '.join(KEYS)})")
     levers = _params(doc.get("params", {}), where)
     if not levers:
         raise SpecError(f"{where}: params: name at least one rule to search")
     s = RulebookSpec(levers=levers)
     if "players" in doc:
-        s.players = players_list(doc["players"])
+        try:
+            s.players = players_list(doc["players"])
+        except SpecError as e:
+            raise SpecError(f"{where}: {e}") from None
     for k, lo, hi in (("trials", 1, 10_000), ("startup", 0, 10_000), ("finalists", 1, 20),
                       ("seed", 0, None), ("confirm_games", 100, None)):
         if k in doc:
@@ -282,7 +293,7 @@ def rulebook_spec_from_dict(doc: dict, where: str = "tune spec",
     for k, attr in (("rules", "rules"), ("from", "start_from")):
         if k in doc:
             if not isinstance(doc[k], str):
-                raise SpecError(f"{where}: {k}: expected a path, got {doc[k]!r}")
+                raise SpecError(f"{where}: {k}: expected a path, got {shown(doc[k])}")
             p = Path(doc[k])
             setattr(s, attr, str(p if p.is_absolute() or base_dir is None else base_dir / p))
     starts = doc.get("start", [])
@@ -294,18 +305,19 @@ def rulebook_spec_from_dict(doc: dict, where: str = "tune spec",
         for k, v in flat.items():
             lv = names.get(k)
             if lv is None:
-                raise SpecError(f"{where}: start[{i}].{k}: not one of the params searched")
+                raise SpecError(f"{where}: start[{i}].{cut(k)}: not one of the params searched")
             v = tuple(v) if isinstance(v, list) else v
             if isinstance(v, bool) or lv.raw(v) is None:
-                raise SpecError(f"{where}: start[{i}].{k}: {v!r} is outside its params range")
+                raise SpecError(f"{where}: start[{i}].{k}: {shown(v)} is outside its params range")
             flat[k] = v
         s.starts.append(flat)
     target = doc.get("target", {})
     if not isinstance(target, dict):
-        raise SpecError(f"{where}: target: expected a table, got {target!r}")
+        raise SpecError(f"{where}: target: expected a table, got {shown(target)}")
     for k in target:
         if k not in TARGET_KEYS:
-            raise SpecError(f"{where}: target.{k}: unknown key (keys: {', '.join(TARGET_KEYS)})")
+            raise SpecError(f"{where}: target.{cut(k)}: unknown key (keys: "
+                            f"{', '.join(TARGET_KEYS)})")
     if "fair_band" in target:
         s.fair_band = _fraction(target["fair_band"], where, "fair_band")
     if "gain" in target:
@@ -323,11 +335,11 @@ def rulebook_spec_from_dict(doc: dict, where: str = "tune spec",
             raise SpecError(f"{where}: budget.{part}: expected a table")
         for k, v in given.items():
             if k not in allowed:
-                raise SpecError(f"{where}: budget.{part}.{k}: unknown key (keys: "
+                raise SpecError(f"{where}: budget.{part}.{cut(k)}: unknown key (keys: "
                                 f"{', '.join(allowed)})")
             if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
                 raise SpecError(f"{where}: budget.{part}.{k}: expected a number >= 0, "
-                                f"got {v!r}")
+                                f"got {shown(v)}")
         try:
             setattr(s, attr, replace(getattr(s, attr), **given))
         except FbsimError as e:
@@ -367,8 +379,8 @@ def unchanged(spec: RulebookSpec) -> dict:
                             ) from None
         v = tuple(v) if isinstance(v, list | tuple) else v
         if lv.raw(v) is None:
-            raise SpecError(f"tune spec: params.{lv.name}: the rules' own value {v!r} is "
-                            f"outside {list(lv.values())} (the first trial plays the rules "
+            raise SpecError(f"tune spec: params.{lv.name}: the rules' own value {shown(v)} is "
+                            f"outside {shown(lv.values())} (the first trial plays the rules "
                             "unchanged)")
         out[lv.name] = v
     return out
@@ -385,8 +397,8 @@ def check_rulebook_spec(spec: RulebookSpec) -> None:
                 try:
                     rules_for(spec, {**base, lv.name: v}, n)
                 except FbsimError as e:
-                    raise SpecError(f"tune spec: params.{lv.name} = {v!r} at {n} players: {e}"
-                                    ) from None
+                    raise SpecError(f"tune spec: params.{lv.name} = {shown(v)} at {n} "
+                                    f"players: {e}") from None
     for n in spec.players:
         warm_start(Path(spec.start_from), n)
 

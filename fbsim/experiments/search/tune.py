@@ -58,7 +58,7 @@ from typing import Any
 
 import pandas as pd
 
-from fbsim.errors import did_you_mean, shown
+from fbsim.errors import cut, did_you_mean, shown
 from fbsim.experiments.run.spec import (
     SpecError,
     SweepSpec,
@@ -118,7 +118,7 @@ def _number(x: Any, lo: float = -math.inf, hi: float = math.inf) -> bool:
 def _known(keys, options, where: str) -> None:
     for k in keys:
         if k not in options:
-            raise SpecError(f"{where}{k}: unknown key (keys: {', '.join(options)})"
+            raise SpecError(f"{where}{cut(k)}: unknown key (keys: {', '.join(options)})"
                             + did_you_mean(k, options))
 
 
