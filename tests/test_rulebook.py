@@ -204,7 +204,14 @@ def test_the_search_writes_the_rulebook_and_its_fields(searched):
     rules = load_rules(out / "best_rules.toml", bots={})
     assert rules.dial.collapse == best["params"]["dial.collapse"]
     assert list(rules.accusation.rounds) == best["params"]["accusation.rounds"]
-    assert (out / "p3.toml").read_text() == (out / "final" / "00" / "p3.toml").read_text()
+    assert (out / "p3.toml").read_text() == (out / s["folder"] / "p3.toml").read_text()
+    # the rules unchanged are confirmed beside the finalists: a change is recommended only
+    # where a candidate came closer to fair than they did
+    fin = json.loads((out / "final" / "unchanged" / "confirmed.json").read_text())
+    assert s["unchanged_confirmed"]["loss"] == fin["loss"]
+    assert s["beats_unchanged"] == (s["folder"] != "final/unchanged")
+    assert s["beats_unchanged"] == (s["loss"] < fin["loss"] or (
+        s["found"] and not all(x["meets"] for x in fin["sizes"].values())))
     assert "# Rules under strong play" in (out / "summary.md").read_text()
     import pandas as pd
 

@@ -213,7 +213,11 @@ def rulebook_verdict(doc: dict) -> str:
     which = ("These rules are the ones it recommends" if doc["role"] == "recommended" else
              f"From these rules it recommends {moved}")
     short = [n for n, x in doc["players"].items() if not x["meets"]]
-    if doc["found"]:
+    if not doc.get("beats_unchanged", True):
+        tail = ("no candidate made the game fairer than the rules unchanged, each at its own "
+                "single-seat equilibrium solved from scratch (short at "
+                f"{', '.join(short)} players)")
+    elif doc["found"]:
         tail = ("every Agenda's chance to win as a player is within "
                 f"{_pc(doc['target']['fair_band'])} of 1/players at every table size, each at "
                 "its own single-seat equilibrium")

@@ -557,6 +557,9 @@ def rulebook_section(doc: dict) -> str:
             + ("<b>Found</b>: the recommended rules meet it at every table size."
                if doc["found"] else "<b>Not found</b>: no candidate met it; below is the "
                "closest reached, and why it falls short.")
+            + ("" if doc.get("beats_unchanged", True) else " No candidate, re-solved from "
+               "scratch and confirmed, came closer to fair than the rules unchanged, so none "
+               "is recommended.")
             + f" Recommended changes: {moved or 'none'}"
             + (" (the rules of this page)." if doc["role"] == "recommended" else
                " (from the rules of this page).")

@@ -616,38 +616,82 @@ def tune_equilibrium(spec: RulebookSpec, out: str | Path, client=None, echo=None
     finalists = []
     chosen = _finalists(trials, spec.finalists)
     for i, t in enumerate(chosen):
-        folder = out / "final" / f"{i:02d}"
         params = {k: _value(v) for k, v in t["params"].items()}
-        folder.mkdir(parents=True, exist_ok=True)
-        write_json(folder / "params.json", _as_toml(params))
         say(f"finalist {i + 1}/{len(chosen)} (trial {t['number'] + 1}, loss {t['loss']:.3f}): "
             f"re-solved from scratch: {describe(changes(spec, params))}")
+        finalists.append(_finalist(spec, out, i, f"{i:02d}", params, t, client, echo, force))
+    # the reference: the rules unchanged at an equilibrium solved from scratch, confirmed on
+    # the same terms (a candidate is recommended only if it comes closer to fair)
+    say("the rules unchanged, at their equilibrium solved from scratch: confirming")
+    finalists.append(_finalist(spec, out, len(chosen), UNCHANGED, {}, trials[0], client, echo,
+                               force))
+    best = min(finalists, key=lambda f: (not f["meets"], f["loss"], f["index"]))
+    summary = rulebook_summary(spec, trials, finalists, best)
+    return RulebookResult(summary, trials, finalists, best_rules_text(spec, best))
+
+
+UNCHANGED = "unchanged"  # final/unchanged: the rules searched, as they are
+
+
+def _finalist(spec: RulebookSpec, out: Path, i: int, name: str, params: dict, trial: dict,
+              client, echo, force: bool) -> dict:
+    """A finalist solved from scratch (the full budget, a fresh seed), audited, and confirmed
+    on fresh games. The rules unchanged (`name` UNCHANGED) take the solved fields of
+    `start_from` when those were solved from scratch under the same rules."""
+    folder = out / "final" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / "params.json", _as_toml(params))
+    doc = _solved_start(spec, folder) if name == UNCHANGED else None
+    if doc is None:
         doc = run_equilibrium(spec.players, folder, seed=seed_of(spec.seed, 0, "rulebook-final",
                                                                  i),
                               budget=spec.final_budget, rules=spec.rules,
                               sets=_as_toml(params), client=client, echo=_indent(echo),
                               force=force)
-        done = folder / "confirmed.json"
-        conf = None
-        if done.exists() and not force:
-            conf = json.loads(done.read_text())
-            if conf.get("confirm_games_per_range") != spec.confirm_games:
-                conf = None
-        if conf is None:
-            conf = confirm_finalist(spec, folder, i, doc, client, echo)
-            conf["confirm_games_per_range"] = spec.confirm_games
-            write_json(done, conf)
-        finalists.append({"index": i, "trial": t["number"], "params": _as_toml(params),
-                          "trial_loss": t["loss"], "folder": f"final/{i:02d}",
-                          "search_games": sum(doc["players"][str(n)]["games"]
-                                              for n in spec.players), **conf})
-        short = [n for n, x in conf["sizes"].items() if not x["meets"]]
-        say(f"finalist {i + 1}: confirmed loss {conf['loss']:.3f}; "
-            + ("meets the target at every table size" if not short else
-               f"falls short at {', '.join(short)} players (summary.md says why)"))
-    best = min(finalists, key=lambda f: (not f["meets"], f["loss"], f["index"]))
-    summary = rulebook_summary(spec, trials, finalists, best)
-    return RulebookResult(summary, trials, finalists, best_rules_text(spec, best))
+    done = folder / "confirmed.json"
+    conf = None
+    if done.exists() and not force:
+        conf = json.loads(done.read_text())
+        if conf.get("confirm_games_per_range") != spec.confirm_games:
+            conf = None
+    if conf is None:
+        conf = confirm_finalist(spec, folder, i, doc, client, echo)
+        conf["confirm_games_per_range"] = spec.confirm_games
+        write_json(done, conf)
+    short = [n for n, x in conf["sizes"].items() if not x["meets"]]
+    if echo:
+        echo(f"finalist {i + 1}: confirmed loss {conf['loss']:.3f}; "
+             + ("meets the target at every table size" if not short else
+                f"falls short at {', '.join(short)} players (summary.md says why)"))
+    return {"index": i, "trial": trial["number"], "params": _as_toml(params),
+            "trial_loss": trial["loss"], "folder": f"final/{name}",
+            "solved": doc.get("solved", "from scratch, the finalists' budget"),
+            "search_games": sum(doc["players"][str(n)]["games"] for n in spec.players),
+            **conf}
+
+
+def _solved_start(spec: RulebookSpec, folder: Path) -> dict | None:
+    """The summary of `start_from` when its fields were solved one seat at a time from scratch
+    under the rules searched, unchanged, at every table size (their pN.toml copied into
+    `folder`); else None."""
+    from fbsim.rules import rules_hash
+
+    start = Path(spec.start_from)
+    try:
+        doc = json.loads((start / "summary.json").read_text())
+        for n in spec.players:
+            config = json.loads((start / f"p{n}" / "state.json").read_text())["config"]
+            if doc["players"][str(n)].get("draw") != "seat" or "from" in config:
+                return None
+            theirs = load_rules(config["rules"], overrides=nest(config["set"]),
+                                overrides_source="--set", bots={}, players=n)
+            if rules_hash(theirs) != rules_hash(rules_for(spec, {}, n)):
+                return None
+    except (OSError, ValueError, KeyError, TypeError, FbsimError):
+        return None
+    for n in spec.players:
+        shutil.copyfile(start / f"p{n}.toml", folder / f"p{n}.toml")
+    return {**doc, "solved": f"from scratch by the search in {start} (its own budget)"}
 
 
 def _indent(echo):
@@ -692,7 +736,14 @@ def rulebook_summary(spec: RulebookSpec, trials: list[dict], finalists: list[dic
         "loss": best["loss"], "players": players,
         "target": {"fair": "1/players", "fair_band": spec.fair_band, "gain": spec.gain,
                    "collapse": spec.collapse, "everyone_loses": spec.everyone_loses},
-        "finalist": best["index"], "trial": best["trial"],
+        "finalist": best["index"], "trial": best["trial"], "folder": best["folder"],
+        "solved": best["solved"],
+        # whether a candidate came closer to fair than the rules unchanged (the last finalist)
+        "beats_unchanged": best is not finalists[-1],
+        "unchanged_confirmed": {"loss": finalists[-1]["loss"],
+                                "worst": {n: x["worst"]
+                                          for n, x in finalists[-1]["sizes"].items()}},
+        "finalist_losses": {f["folder"]: f["loss"] for f in finalists},
         "unchanged": {"loss": ref["loss"], "sizes": ref["sizes"],
                       "note": "trial 1: the rules unchanged at their own warm-started "
                               "equilibrium, the trial budget"},
@@ -779,7 +830,7 @@ def write_rulebook(result: RulebookResult, spec: RulebookSpec, out: str | Path,
     out = Path(out)
     paths = [out / "best_rules.toml"]
     paths[0].write_text(result.best_rules_toml)
-    best = out / "final" / f"{result.summary['finalist']:02d}"
+    best = out / result.summary["folder"]
     for n in spec.players:
         shutil.copyfile(best / f"p{n}.toml", out / f"p{n}.toml")
         paths.append(out / f"p{n}.toml")
@@ -820,7 +871,10 @@ def summary_markdown(s: dict, spec: RulebookSpec) -> str:
              f"{_pc(spec.fair_band)} of 1/players (its 95% interval) and no single-seat "
              f"deviation gaining more than {100 * spec.gain:.0f} points. Deviation gains "
              "found by a search are lower bounds of what exists.", "",
-             f"Changes: {describe(s['changes'])}.", "",
+             f"Changes: {describe(s['changes'])}."
+             + ("" if s["beats_unchanged"] else " No candidate, re-solved from scratch and "
+                "confirmed, came closer to fair than the rules unchanged: these are the rules "
+                "unchanged."), "",
              "| players | Agenda | a player's chance [95% CI] | fair | unchanged rules* | "
              "single-seat gain |", "|---|---|---|---|---|---|"]
     for n, x in s["players"].items():
