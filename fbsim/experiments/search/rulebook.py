@@ -658,6 +658,9 @@ def _finalist(spec: RulebookSpec, out: Path, i: int, name: str, params: dict, tr
         conf = confirm_finalist(spec, folder, i, doc, client, echo)
         conf["confirm_games_per_range"] = spec.confirm_games
         write_json(done, conf)
+    # the finalist's rules as a file, to play or report (`--rules final/NN/rules.toml`)
+    (folder / "rules.toml").write_text(best_rules_text(spec, {"params": params,
+                                                              "meets": conf["meets"]}))
     short = [n for n, x in conf["sizes"].items() if not x["meets"]]
     if echo:
         echo(f"finalist {i + 1}: confirmed loss {conf['loss']:.3f}; "
@@ -807,9 +810,8 @@ def best_rules_text(spec: RulebookSpec, best: dict) -> str:
     params = {k: _value(v) for k, v in best["params"].items()}
     moved = changes(spec, params)
     verdict = ("meets the target at every table size" if best["meets"] else
-               "the closest the search reached; it does not meet the target (summary.json "
-               "says why)")
-    head = ["# Rules found by fbsim tune --equilibrium, judged at their own single-seat "
+               "it does not meet the target (summary.json says why)")
+    head = ["# Rules of fbsim tune --equilibrium, judged at their own single-seat "
             "equilibrium at 3-6 players: " + verdict + ".",
             "# Changed from the rules searched: " + describe(moved) + "."]
     # one rulebook for every table size: no `players` key (a rules file that names a size
