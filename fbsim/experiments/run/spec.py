@@ -339,7 +339,7 @@ def flatten(d: dict, prefix: str = "", where: str = "") -> dict:
         items = flatten(v, key + ".", where) if isinstance(v, dict) else {key: v}
         for name, value in items.items():
             if name in out:
-                raise SpecError(f"{where}{name}: given twice (as a dotted key and in a "
+                raise SpecError(f"{where}{cut(name)}: given twice (as a dotted key and in a "
                                 "table)")
             out[name] = value
     return out
@@ -398,7 +398,7 @@ def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules,
     try:
         lineup = parse_lineup(coords.get("lineup", spec.lineup), seats, rules.players)
     except UsageError as e:
-        raise SpecError(f"{e} (at the point {label})") from None
+        raise SpecError(f"{e} (at the point {cut(label)})") from None
     # `bots.BOT.PARAM` (from `set` or a coordinate): PARAM at every entry playing BOT
     lineup = lineup.with_bot_params(merge_bot_params(base_bots or {}, bots))
     return Point(index, dict(coords), rules, lineup)

@@ -131,10 +131,10 @@ def tune_spec_from_dict(doc: dict, where: str = "tune spec", base_dir: Path | No
     params = {}
     for k, v in flatten(doc.get("params", {}), where=f"{where}: params.").items():
         if not isinstance(v, list) or len(v) != 2 or not all(_number(x) for x in v):
-            raise SpecError(f"{where}: params.{k}: expected [lo, hi] (two numbers), got "
+            raise SpecError(f"{where}: params.{cut(k)}: expected [lo, hi] (two numbers), got "
                             f"{shown(v)}")
         if v[0] > v[1]:
-            raise SpecError(f"{where}: params.{k}: the range {v} is empty")
+            raise SpecError(f"{where}: params.{cut(k)}: the range {shown(v)} is empty")
         params[k] = (v[0], v[1])
     if not params:
         raise SpecError(f"{where}: params: name at least one rule to search")
