@@ -295,7 +295,7 @@ def _sweep_cmd(out: Path, spec: Path) -> list[str]:
 @pytest.mark.slow
 def test_killed_sweep_resumes_to_identical_bytes(tmp_path):
     spec = tmp_path / "spec.toml"
-    spec.write_text('games = 40000\nseed = 9\nplayers = [3, 4]\n[vary]\nmasks = "0..3"\n')
+    spec.write_text('games = 150000\nseed = 9\nplayers = [3, 4]\n[vary]\nmasks = "0..3"\n')
     env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
     clean = tmp_path / "clean"
     subprocess.run(_sweep_cmd(clean, spec), env=env, check=True, capture_output=True)
@@ -304,9 +304,10 @@ def test_killed_sweep_resumes_to_identical_bytes(tmp_path):
     proc = subprocess.Popen(_sweep_cmd(out, spec), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
+    # killed as soon as the first table size's points are on disk (points sharing a baseline
+    # finish together), while the second's are being played
     while time.time() < deadline and not (out / "points" / "0001").exists():
-        time.sleep(0.05)
-    time.sleep(0.3)
+        time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     finished = sorted(p.name for p in (out / "points").iterdir() if not p.name.startswith("."))
