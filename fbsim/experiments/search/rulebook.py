@@ -8,10 +8,10 @@ largest distance of any Agenda's `player_win_rate` (a player's chance to win, gi
 Agenda dealt) from the fair share 1/players, at any table size, plus the distance of the
 Collapse and everyone-loses rates from the bands the spec allows.
 
-The objective is noisy and each evaluation is an equilibrium search (a minute or two per table
-size), so the candidates are proposed by Optuna's TPE sampler (Bergstra et al. 2011), a
-sequential model-based optimiser made for expensive, noisy black boxes with integer,
-continuous and categorical dimensions. The first trial plays the rules unchanged (the
+The objective is noisy and each evaluation is an equilibrium search per table size (its
+cost: results/bench.md), so the candidates are proposed by Optuna's TPE sampler (Bergstra
+et al. 2011), a sequential model-based optimiser made for expensive, noisy black boxes with
+integer, continuous and categorical dimensions. The first trial plays the rules unchanged (the
 reference every candidate is compared with), then the spec's `start` hunches, then `startup`
 random trials, then TPE.
 
@@ -416,14 +416,22 @@ def measure(spec: RulebookSpec, players: int, s: dict) -> dict:
     """One table size's numbers from an equilibrium's summary, and its loss: the largest
     distance of an Agenda's player_win_rate from 1/players plus the distances of the Collapse
     and everyone-loses rates from their bands."""
-    fair = 1 / players
     rates = {a: s["agendas"][a]["player_win_rate"] for a in AGENDAS}
-    worst = max(1.0 if r is None else abs(r - fair) for r in rates.values())
     col, lose = s["collapse"]["rate"], s["everyone_loses"]["rate"]
+    worst, loss = distance(spec, players, rates, col, lose)
     gains = [s["agendas"][a]["seat_gain_ci"][1] for a in AGENDAS]
-    return {"loss": worst + _outside(col, spec.collapse) + _outside(lose, spec.everyone_loses),
-            "worst": worst, "player_win_rate": rates, "collapse": col, "everyone_loses": lose,
-            "seat_gain_max": max(gains), "converged": s["converged"]}
+    return {"loss": loss, "worst": worst, "player_win_rate": rates, "collapse": col,
+            "everyone_loses": lose, "seat_gain_max": max(gains), "converged": s["converged"]}
+
+
+def distance(spec: RulebookSpec, players: int, rates: dict, collapse: float,
+             loses: float) -> tuple[float, float]:
+    """(the largest distance of a player's chance from 1/players, an Agenda never dealt
+    counting 1; the loss: that plus the Collapse and everyone-loses rates' distances from
+    their bands)."""
+    worst = max(1.0 if r is None else abs(r - 1 / players) for r in rates.values())
+    return worst, worst + _outside(collapse, spec.collapse) + _outside(loses,
+                                                                       spec.everyone_loses)
 
 
 # ----------------------------------------------------------------------------- trials
@@ -548,14 +556,12 @@ def confirm_finalist(spec: RulebookSpec, folder: Path, index: int, doc: dict, cl
                            f"{_pc(band[1])}")
         if not s["converged"]:
             why.append("the equilibrium search did not converge")
-        worst = max(1.0 if r["player_win_rate"] is None else abs(r["player_win_rate"] - fair)
-                    for r in agendas.values())
+        worst, loss = distance(spec, n, {a: r["player_win_rate"] for a, r in agendas.items()},
+                               stats["collapse"]["rate"], stats["everyone_loses"]["rate"])
         sizes[str(n)] = {"agendas": agendas, "collapse": stats["collapse"],
                          "everyone_loses": stats["everyone_loses"], "fair": fair,
                          "converged": s["converged"], "games": stats["games"],
-                         "worst": worst, "loss": worst
-                         + _outside(stats["collapse"]["rate"], spec.collapse)
-                         + _outside(stats["everyone_loses"]["rate"], spec.everyone_loses),
+                         "worst": worst, "loss": loss,
                          "meets": not why, "why": why, "field": f"p{n}.toml"}
     return {"sizes": sizes, "meets": all(x["meets"] for x in sizes.values()),
             "loss": max(x["loss"] for x in sizes.values()), "confirm_games": total}
