@@ -54,10 +54,11 @@ def test_rules_file_partial_override(capsys, tmp_path):
 
 BAD_SETS = [
     (["--set", "masx=3"], "masx", "did you mean 'masks'"),
-    (["--set", "players=7"], "players", "<= 6"),
-    (["--set", "players=2"], "players", ">= 3"),
+    (["--set", "players=7"], "players", "from 3 to 6, got 7"),
+    (["--set", "players=2"], "players", "from 3 to 6, got 2"),
     (["--set", "masks=two"], "masks", "integer"),
-    (["--set", "assets.refinery.price=-1"], "assets.refinery.price", ">= 0"),
+    (["--set", "assets.refinery.price=-1"], "assets.refinery.price",
+     "from 0 to 1000000000, got -1"),
     (["--set", "assets.refinary.price=5"], "assets.refinary", "did you mean 'refinery'"),
     (["--set", "fog.partial_fill=1"], "fog.partial_fill", "true or false"),
     (["--set", "decks.p4.steward=0", "--set", "decks.p4.opportunist=1",
@@ -66,13 +67,13 @@ BAD_SETS = [
       "--set", "assets.grey-bank.count=0", "--set", "assets.refinery.count=1",
       "--set", "assets.carbon-sink.count=1", "--set", "assets.media-house.count=1"],
      "market.size", "asset deck holds only 3"),
-    (["--set", "bots.fog-grabber.greed=2"], "bots.fog-grabber.greed", "<= 1"),
+    (["--set", "bots.fog-grabber.greed=2"], "bots.fog-grabber.greed", "from 0 to 1, got 2"),
     (["--set", "bots.fog-grabber.gred=0.5"], "bots.fog-grabber.gred", "did you mean 'greed'"),
     (["--set", "accusation.rounds=[3, 8]"], "accusation.rounds[1]", "1 to 7"),
     (["--set", "rounds=10"], "baseline.p3", "rounds is 10"),
     (["--set", "rounds=6", "--set", "baseline.p4=[1, 2]"], "baseline.p4", "rounds is 6"),
     (["--set", "scoring.tiebreak_first_player=first"], "scoring.tiebreak_first_player",
-     "last-round, round-1"),
+     "\"last-round\", \"round-1\""),
     (["--set", "nokey"], "nokey", "path=value"),
 ]
 

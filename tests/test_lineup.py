@@ -107,8 +107,8 @@ BAD = [
                                        "'high'"]),
     (None, ["1=tunable:aim=nan"], 4, ["--seat 1", "tunable.aim", "finite"]),
     (None, ["1=tunable:greed=inf"], 4, ["--seat 1", "tunable.greed", "finite"]),
-    (None, ["1=tunable:aim=900"], 4, ["--seat 1", "tunable.aim", "<= 800", "900"]),
-    (None, ["1=tunable:greed=-0.5"], 4, ["--seat 1", "tunable.greed", ">= 0"]),
+    (None, ["1=tunable:aim=900"], 4, ["--seat 1", "tunable.aim", "from 300 to 800", "got 900"]),
+    (None, ["1=tunable:greed=-0.5"], 4, ["--seat 1", "tunable.greed", "from 0 to 1, got -0.5"]),
     (None, ["1=tunable:aim"], 4, ["--seat 1", "PARAM=VALUE"]),
     (None, ["1=tunable:aim=500,aim=510"], 4, ["--seat 1", "tunable.aim", "twice"]),
     (None, ["1=hoarder", "1=random"], 4, ["--seat 1", "given twice"]),
@@ -142,7 +142,7 @@ BAD_FILES = [
     ('[agendas]\nhero = "steward"\n', ["agendas.hero", "unknown agenda"]),
     ('[agendas]\nsteward = { aim = 5 }\n', ["agendas.steward.bot"]),
     ('[agendas]\nsteward = { bot = "tunable", aim = 900 }\n',
-     ["agendas.steward.aim", "<= 800"]),
+     ["agendas.steward.aim", "from 300 to 800"]),
     ('[agendas]\nsteward = { bot = "tunable", aim = "x" }\n',
      ["agendas.steward.aim", "expected a number"]),
     ('[agendas]\nsteward = { bot = "tunable", aim = true }\n',
@@ -390,7 +390,7 @@ def test_sweep_spec_vary_of_a_bot_param_and_seat_params(tmp_path):
 def test_bad_shorthand_names_the_key():
     from fbsim.experiments.run.spec import SpecError, SweepSpec, build_points
 
-    with pytest.raises(SpecError, match=r"bots\.tunable\.aim.*<= 800"):
+    with pytest.raises(SpecError, match=r"bots\.tunable\.aim.*from 300 to 800"):
         build_points(SweepSpec(games=1, vary={"bots.tunable.aim": [500, 900]}))
     with pytest.raises(FbsimError, match=r"bots\.tunabl.*did you mean 'tunable'"):
         build_points(SweepSpec(games=1, set={"bots.tunabl.aim": 500}))

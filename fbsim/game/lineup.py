@@ -31,6 +31,8 @@ import numpy as np
 
 from fbsim.errors import UsageError, cut, did_you_mean
 from fbsim.game import layout as L
+from fbsim.inputs import Key, check, failing
+from fbsim.inputs import value as value_of
 from fbsim.tomlfile import read_toml
 
 DEFAULT_BY_AGENDA = {"steward": "steward", "opportunist": "opportunist",
@@ -67,21 +69,15 @@ def check_param(bot: str, name: str, value: Any) -> float:
     p = params[name]
     if isinstance(value, str):
         try:
-            v = float(value.strip())
+            value = float(value.strip())
         except ValueError:
             raise ParamError(f"{bot}.{name}: expected a number, got '{cut(value)}'"
                              ) from None
-    elif isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParamError(f"{bot}.{name}: expected a number, got {cut(repr(value))}")
-    else:
-        v = float(value)
-    if not math.isfinite(v):
-        raise ParamError(f"{bot}.{name}: expected a finite number, got {v}")
-    if p.lo is not None and v < p.lo:
-        raise ParamError(f"{bot}.{name}: must be >= {p.lo:g}, got {fmt(v)}")
-    if p.hi is not None and v > p.hi:
-        raise ParamError(f"{bot}.{name}: must be <= {p.hi:g}, got {fmt(v)}")
-    return v
+
+    def fail(path: str, message: str):
+        raise ParamError(f"{path}: {message}")
+
+    return value_of(value, Key("number", lo=p.lo, hi=p.hi), fail, f"{bot}.{name}")
 
 
 def fmt(v: float) -> str:
@@ -350,6 +346,16 @@ def lineup_from_file(path: str | Path, players: int | None = None) -> Lineup:
     return lineup_from_toml(read_toml(path, fail), source, players)
 
 
+def lineup_keys() -> dict[str, Key]:
+    """A lineup file's keys (`fbsim.inputs`); each bot's entry is read by `_entry_from_value`."""
+    from fbsim.policies.field import DRAWS
+
+    return {"agendas": Key("table", keys={a: Key("any") for a in L.AGENDA_NAMES},
+                           known="agenda"),
+            "seats": Key("table", "a table of seat overrides ([seats])"),
+            "draw": Key("text", choices=tuple(DRAWS))}
+
+
 def lineup_from_toml(doc: Mapping, source: str = "lineup", players: int | None = None
                      ) -> Lineup:
     """A lineup file:
@@ -381,26 +387,14 @@ def lineup_from_toml(doc: Mapping, source: str = "lineup", players: int | None =
     """
     from fbsim.policies.field import DRAWS
 
-    keys = ("agendas", "seats", "draw")
-    for k in doc:
-        if k not in keys:
-            raise UsageError(f"{source}: {cut(k)}: unknown key" + _suggest(k, keys))
+    doc = check(doc, lineup_keys(), failing(UsageError, source))
     how = doc.get("draw", "agenda")
-    if not isinstance(how, str) or how not in DRAWS:
-        raise UsageError(f"{source}: draw: expected one of " + ", ".join(
-            f'"{d}"' for d in DRAWS) + f", got {cut(repr(how))}")
     by_agenda = {a: Entry.make(b) for a, b in DEFAULT_BY_AGENDA.items()}
     seats: dict[int, Entry] = {}
     for table in ("agendas", "seats"):
-        t = doc.get(table, {})
-        if not isinstance(t, Mapping):
-            raise UsageError(f"{source}: {table}: expected a table")
-        for key, value in t.items():
+        for key, value in doc.get(table, {}).items():
             where = f"{source}: {table}.{cut(key)}"
-            if table == "agendas":
-                if key not in by_agenda:
-                    raise UsageError(f"{where}: unknown agenda" + _suggest(key, L.AGENDA_NAMES))
-            else:
+            if table == "seats":
                 hi = (players - 1) if players else L.MAX_PLAYERS - 1
                 seat = _seat_number(key)
                 if seat is None or not 0 <= seat <= hi:

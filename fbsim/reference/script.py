@@ -27,13 +27,14 @@ seat's round to the fallback bot.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
-from fbsim.errors import ConfigError, FbsimError, ScriptError, cut, did_you_mean, shown
+from fbsim.errors import ConfigError, FbsimError, ScriptError, cut, did_you_mean
 from fbsim.game import layout as L
 from fbsim.game.rng import shuffle_in_place
+from fbsim.inputs import Key, check, failing
 from fbsim.limits import MAX_SEED
 from fbsim.policies.scripted import ScriptedPolicy
 from fbsim.reference.engine import bind_policy, run, setup
@@ -41,10 +42,26 @@ from fbsim.reference.record import GameRecord, make_record
 from fbsim.rules import Rules, load_rules, rules_vector
 from fbsim.tomlfile import read_toml
 
-TOP_KEYS = {"players", "agendas", "deck", "seed", "fallback", "rules", "rounds", "title"}
-SEAT_KEYS = {"works", "cool", "burn", "masked_cool", "masked_burn", "request", "buy", "point",
-             "cornered"}
-INT_KEYS = {"works", "cool", "burn", "masked_cool", "masked_burn", "request", "point"}
+COUNT = Key("int", "an integer")
+# A script's seat entry, round and file (`fbsim.inputs`); the rules are checked by their own
+# schema when the script is prepared.
+SEAT_KEYS = {**{k: COUNT for k in ("works", "cool", "burn", "masked_cool", "masked_burn",
+                                   "request", "point")},
+             "buy": Key("list", "a list of asset names", item=Key("text")),
+             "cornered": Key("text", choices=("reveal", "pay"))}
+ROUND_KEYS = {"seats": Key("list", "a list of tables, one per seat",
+                           item=Key("table", keys=SEAT_KEYS))}
+SCRIPT_FILE = {
+    "players": Key("int", "a table size (an integer)"),
+    "agendas": Key("list", "a list of Agendas, one per seat", item=Key("text")),
+    "deck": Key("list", "a list of asset names", item=Key("text")),
+    "seed": Key("int", lo=0, hi=MAX_SEED),
+    "fallback": Key("text", "a bot, e.g. \"hoarder\""),
+    "rules": Key("table", "a table of rules ([rules])"),
+    "rounds": Key("list", "an array of tables ([[rounds]])",
+                  item=Key("table", keys=ROUND_KEYS)),
+    "title": Key("text"),
+}
 
 
 def load_script(path: str | Path, base: Rules | None = None) -> dict[str, Any]:
@@ -55,7 +72,7 @@ def load_script(path: str | Path, base: Rules | None = None) -> dict[str, Any]:
         raise ScriptError(f"{p}: {message}")
 
     doc = read_toml(p, fail)
-    check_script(doc, f"{p}: ")
+    check_script(doc, str(p))
     return doc
 
 
@@ -63,67 +80,17 @@ def _suggest(key, options):
     return did_you_mean(key, sorted(options))
 
 
-def _integer(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _names(v: Any) -> bool:
-    return isinstance(v, list) and all(isinstance(x, str) for x in v)
-
-
 def check_script(doc: dict[str, Any], where: str = "") -> None:
     """The keys of a script and the types and ranges of their values, which need no rules;
-    `where` ("FILE: ") starts every message."""
-
-    def bad(key: str, expected: str, found: Any) -> NoReturn:
-        raise ScriptError(f"{where}{key}: expected {expected}, got {shown(found)}")
-
-    for k in doc:
-        if k not in TOP_KEYS:
-            raise ScriptError(f"{where}unknown key '{cut(k)}'" + _suggest(k, TOP_KEYS))
-    if "players" in doc and not _integer(doc["players"]):
-        bad("players", "a table size (an integer)", doc["players"])
-    if "rules" in doc and not isinstance(doc["rules"], dict):
-        bad("rules", "a table of rules ([rules])", doc["rules"])
-    if "agendas" in doc and not _names(doc["agendas"]):
-        bad("agendas", "a list of Agendas, one per seat", doc["agendas"])
-    if "deck" in doc and not _names(doc["deck"]):
-        bad("deck", "a list of asset names", doc["deck"])
-    if "seed" in doc and not (_integer(doc["seed"]) and 0 <= doc["seed"] <= MAX_SEED):
-        bad("seed", f"an integer from 0 to {MAX_SEED}", doc["seed"])
-    if "title" in doc and not isinstance(doc["title"], str):
-        bad("title", "text", doc["title"])
+    `where` (the file) starts every message."""
+    check(doc, SCRIPT_FILE, failing(ScriptError, where))
     if "fallback" in doc:
-        if not isinstance(doc["fallback"], str):
-            bad("fallback", "a bot, e.g. \"hoarder\"", doc["fallback"])
         from fbsim.game.lineup import parse_lineup
 
         try:
             parse_lineup(doc["fallback"])  # the name (and parameters: tunable:aim=520;greed=0)
         except FbsimError as e:
-            raise ScriptError(f"{where}fallback: {e}") from None
-    rounds = doc.get("rounds", [])
-    if not isinstance(rounds, list) or not all(isinstance(x, dict) for x in rounds):
-        bad("rounds", "an array of tables ([[rounds]])", rounds)
-    for r, rnd in enumerate(rounds, start=1):
-        for k in rnd:
-            if k != "seats":
-                raise ScriptError(f"{where}round {r}: unknown key '{cut(k)}' (a round holds "
-                                  "'seats')")
-        seats = rnd.get("seats", [])
-        if not isinstance(seats, list) or not all(isinstance(x, dict) for x in seats):
-            bad(f"round {r}: seats", "a list of tables, one per seat", seats)
-        for s, entry in enumerate(seats):
-            at = f"round {r}, seat {s}: "
-            for k, v in entry.items():
-                if k not in SEAT_KEYS:
-                    raise ScriptError(f"{where}{at}unknown key '{cut(k)}'" + _suggest(k, SEAT_KEYS))
-                if k in INT_KEYS and not _integer(v):
-                    bad(at + k, "an integer", v)
-            if "buy" in entry and not _names(entry["buy"]):
-                bad(at + "buy", "a list of asset names", entry["buy"])
-            if "cornered" in entry and entry["cornered"] not in ("reveal", "pay"):
-                bad(at + "cornered", "\"reveal\" or \"pay\"", entry["cornered"])
+            raise ScriptError(f"{where + ': ' if where else ''}fallback: {e}") from None
 
 
 def prepare(doc: dict[str, Any], base: Rules | None = None):

@@ -3,7 +3,6 @@ items, every key and value checked (one `ConfigError` naming the key) before any
 
 from __future__ import annotations
 
-import math
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -13,6 +12,8 @@ from typing import Any, get_origin, get_type_hints
 
 from fbsim.errors import ConfigError, cut, did_you_mean
 from fbsim.game import layout as L
+from fbsim.inputs import Key
+from fbsim.inputs import value as value_of
 from fbsim.rules.schema import Asset, Rules, to_dict
 from fbsim.tomlfile import MAX_DEPTH, parse_toml, read_toml, too_deep
 
@@ -84,36 +85,24 @@ def _show(v: Any) -> str:
     return cut(str(v)) if not isinstance(v, Mapping) else "a table"
 
 
-def _check_scalar(value, tp, meta, path, source):
+def rules_key(tp: type, meta: Mapping) -> Key:
+    """A rules field's `Key` (`fbsim.inputs`), from its type and its `F(...)` metadata."""
     if tp is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(path, f"expected true or false, got {_show(value)}", source)
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(path, f"expected an integer, got {_show(value)}", source)
-    elif tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(path, f"expected a number, got {_show(value)}", source)
-        value = float(value)
-    elif tp is str:
-        if not isinstance(value, str):
-            raise ConfigError(path, f"expected a string, got {_show(value)}", source)
-        choices = meta.get("choices")
-        if choices and value not in choices:
-            raise ConfigError(path, f"expected one of {', '.join(choices)}, got {_show(value)}"
-                              + _suggest(value, choices), source)
-        return value
-    if tp is float and not math.isfinite(value):
-        raise ConfigError(path, f"expected a finite number, got {value}", source)
+        return Key("bool")
+    if tp is str:
+        return Key("text", choices=tuple(meta.get("choices") or ()))
     lo, hi = meta.get("lo"), meta.get("hi")
-    if hi is None and tp is int:
-        hi = INT_LIMIT  # (open-ended counts still have to fit the kernel's arrays)
-    if lo is not None and value < lo:
-        raise ConfigError(path, f"must be >= {lo:g}, got {_show(value)}", source)
-    if hi is not None and value > hi:
-        raise ConfigError(path, f"must be <= {hi:g}, got {_show(value)}", source)
-    return value
+    if tp is int:
+        # (open-ended counts still have to fit the kernel's arrays)
+        return Key("int", lo=lo, hi=INT_LIMIT if hi is None else hi)
+    return Key("number", lo=lo, hi=hi)
+
+
+def _check_scalar(value, tp, meta, path, source):
+    def fail(key: str, message: str):
+        raise ConfigError(key, message, source)
+
+    return value_of(value, rules_key(tp, meta), fail, path)
 
 
 def _build(cls, data: Mapping, path: str, source: str):

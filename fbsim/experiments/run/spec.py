@@ -42,15 +42,35 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fbsim.errors import ConfigError, FbsimError, UsageError, cut, did_you_mean, shown
+from fbsim.errors import ConfigError, FbsimError, UsageError, cut, shown
 from fbsim.game.lineup import Lineup, merge_bot_params, parse_lineup, split_seat_items
+from fbsim.inputs import Key, check, failing
 from fbsim.limits import MAX_GAMES, MAX_SEED
 from fbsim.rules import Rules, load_rules, nest, parse_set, rules_hash
 from fbsim.tomlfile import read_toml
 
 SPECIAL = ("players", "lineup", "seat_bot")
-SPEC_KEYS = ("games", "seed", "players", "rules", "lineup", "seats", "set", "vary", "baseline",
-             "points", "ci_width", "min_games", "max_games", "title")
+RULES_PATH = Key("text", "the path of a rules file")
+LINEUP_TEXT = Key("text", "a lineup (text) or a lineup file")
+PLAYERS = Key(("count", "text", "list"), "table sizes (3 to 6): 4, \"3..6\" or [3, 4]")
+GAMES = Key("count", lo=1, hi=MAX_GAMES)
+SEED = Key("count", lo=0, hi=MAX_SEED)
+TEXT = Key("text")
+TABLE = Key("table")  # rules keys, flattened and checked by the rules' own schema
+BAND = Key("list", "[lo, hi] with 0 <= lo <= hi <= 1", size=(2, 2),
+           item=Key("number", "a rate from 0 to 1", lo=0, hi=1))
+# A sweep spec file's keys (`fbsim.inputs`).
+SPEC_FILE = {
+    "games": GAMES, "seed": SEED, "players": PLAYERS, "rules": RULES_PATH,
+    "lineup": LINEUP_TEXT,
+    "seats": Key(("text", "list"), "a seat override like \"2=random\" or a list of them",
+                 item=TEXT),
+    "set": TABLE, "vary": TABLE, "baseline": TABLE,
+    "points": Key("list", "an array of tables ([[points]])", item=TABLE),
+    "ci_width": Key("number", lo=0, hi=0.5, open=True),
+    "min_games": GAMES, "max_games": GAMES, "title": TEXT,
+}
+SPEC_KEYS = tuple(SPEC_FILE)
 MAX_POINTS = 100_000
 
 
@@ -121,7 +141,7 @@ def _number(text: str, key: str) -> int | float:
         try:
             return float(text)
         except ValueError:
-            raise SpecError(f"{key}: '{cut(text)}' is not a number") from None
+            raise SpecError(f"{cut(key)}: '{cut(text)}' is not a number") from None
 
 
 def parse_values(key: str, raw: Any) -> list[Any]:
@@ -134,16 +154,16 @@ def parse_values(key: str, raw: Any) -> list[Any]:
         lo, hi = _number(lo_text.strip(), key), _number(hi_text.strip(), key)
         step = _number(step_text.strip(), key) if step_text else 1
         if not all(abs(x) < 1e15 for x in (lo, hi, step)):  # (inf and nan fail too)
-            raise SpecError(f"{key}: the range '{cut(raw)}' needs ends and a step of at most "
+            raise SpecError(f"{cut(key)}: the range '{cut(raw)}' needs ends and a step of at most "
                             "1e15 in size")
         if step <= 0:
-            raise SpecError(f"{key}: the step of '{cut(raw)}' must be > 0")
+            raise SpecError(f"{cut(key)}: the step of '{cut(raw)}' must be > 0")
         if hi < lo:
-            raise SpecError(f"{key}: the range '{cut(raw)}' is empty (its end is below its start)")
+            raise SpecError(f"{cut(key)}: the range '{cut(raw)}' is empty (its end is below its start)")
         span = (hi - lo) / step
         count = int(math.floor(span + 1e-9)) + 1 if span < MAX_POINTS else MAX_POINTS + 1
         if count > MAX_POINTS:
-            raise SpecError(f"{key}: the range '{cut(raw)}' has {count} values (at most "
+            raise SpecError(f"{cut(key)}: the range '{cut(raw)}' has {count} values (at most "
                             f"{MAX_POINTS})")
         integer = all(isinstance(x, int) for x in (lo, hi, step))
         values = [lo + i * step if integer else round(lo + i * step, 12) for i in range(count)]
@@ -160,9 +180,9 @@ def parse_values(key: str, raw: Any) -> list[Any]:
     else:
         values = [raw]
     if not values:
-        raise SpecError(f"{key}: no values to sweep")
+        raise SpecError(f"{cut(key)}: no values to sweep")
     if len({json.dumps(v, sort_keys=True) for v in values}) != len(values):
-        raise SpecError(f"{key}: a value is repeated in {shown(values)}")
+        raise SpecError(f"{cut(key)}: a value is repeated in {shown(values)}")
     return values
 
 
@@ -231,17 +251,6 @@ def resolve_players(spec: SweepSpec, flag: str | None, spec_named: bool = False)
 # ------------------------------------------------------------------------------ files
 
 
-def int_field(doc: dict, key: str, lo: int, where: str, hi: int | None = None) -> int:
-    v = doc[key]
-    hi = (MAX_SEED if key == "seed" else MAX_GAMES) if hi is None else hi
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-        raise SpecError(f"{where}: {key}: expected an integer from {lo} to {hi}, got "
-                        f"{shown(v)}")
-    return v
-
-
 def read_spec_file(path: str | Path, what: str) -> tuple[dict, str]:
     """A spec file's TOML, and how errors name it ("sweep spec FILE")."""
     where = f"{what} {Path(path)}"
@@ -258,16 +267,13 @@ def load_spec(path: str | Path) -> SweepSpec:
 
 
 def read_table_fields(doc: dict, s: Any, base_dir: Path | None, where: str = "spec") -> None:
-    """`players`, `rules` (relative to the spec file) and `lineup`, shared by every spec."""
+    """`players`, `rules` (relative to the spec file) and `lineup` of a checked document
+    (`fbsim.inputs.check`), shared by every spec."""
     if "players" in doc:
         try:
             s.players = players_list(doc["players"])
         except SpecError as e:
             raise SpecError(f"{where}: {e}") from None
-    for key, what in (("rules", "the path of a rules file"),
-                      ("lineup", "a lineup (text) or a lineup file")):
-        if key in doc and not isinstance(doc[key], str):
-            raise SpecError(f"{where}: {key}: expected {what}, got {shown(doc[key])}")
     if "rules" in doc:
         rp = Path(doc["rules"])
         s.rules = str(rp if rp.is_absolute() or base_dir is None else base_dir / rp)
@@ -280,27 +286,14 @@ def read_table_fields(doc: dict, s: Any, base_dir: Path | None, where: str = "sp
 
 def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None = None
                    ) -> SweepSpec:
-    for key in doc:
-        if key not in SPEC_KEYS:
-            raise SpecError(f"{where}: {cut(key)}: unknown key{did_you_mean(key, SPEC_KEYS)}")
+    doc = check(doc, SPEC_FILE, failing(SpecError, where))
     s = SweepSpec()
-    for key in ("games", "seed", "min_games", "max_games"):
+    for key in ("games", "seed", "min_games", "max_games", "title", "ci_width"):
         if key in doc:
-            setattr(s, key, int_field(doc, key, 1 if key != "seed" else 0, where))
+            setattr(s, key, doc[key])
     read_table_fields(doc, s, base_dir, where)
     if "seats" in doc:
-        seats = [doc["seats"]] if isinstance(doc["seats"], str) else doc["seats"]
-        if not isinstance(seats, list) or not all(isinstance(x, str) for x in seats):
-            raise SpecError(f"{where}: seats: expected a seat override like \"2=random\" or "
-                            f"a list of them, got {shown(doc['seats'])}")
-        s.seats = list(seats)
-    if "title" in doc:
-        if not isinstance(doc["title"], str):
-            raise SpecError(f"{where}: title: expected text, got {shown(doc['title'])}")
-        s.title = doc["title"]
-    for key in ("set", "vary", "baseline"):
-        if key in doc and not isinstance(doc[key], dict):
-            raise SpecError(f"{where}: {key}: expected a table, got {shown(doc[key])}")
+        s.seats = [doc["seats"]] if isinstance(doc["seats"], str) else doc["seats"]
     s.set = flatten(doc.get("set", {}), where=f"{where}: set.")
     for k, v in flatten(doc.get("vary", {}), where=f"{where}: vary.").items():
         try:
@@ -308,25 +301,14 @@ def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None =
         except SpecError as e:
             raise SpecError(f"{where}: vary.{e}") from None
     s.baseline = flatten(doc.get("baseline", {}), where=f"{where}: baseline.")
-    if "points" in doc:
-        if not isinstance(doc["points"], list) or not all(isinstance(x, dict)
-                                                          for x in doc["points"]):
-            raise SpecError(f"{where}: points: expected an array of tables ([[points]]), got "
-                            f"{shown(doc['points'])}")
-        s.points = [flatten(x, where=f"{where}: points[{i}].")
-                    for i, x in enumerate(doc["points"])]
+    s.points = [flatten(x, where=f"{where}: points[{i}].")
+                for i, x in enumerate(doc.get("points", []))]
     for key in ("lineup", "seat_bot"):
         found = [(f"vary.{key}", v) for v in s.vary.get(key, [])] + [
             (f"points[{i}].{key}", pt[key]) for i, pt in enumerate(s.points) if key in pt]
         for name, v in found:
             if not isinstance(v, str):
                 raise SpecError(f"{where}: {name}: expected text, got {shown(v)}")
-    if "ci_width" in doc:
-        v = doc["ci_width"]
-        if not isinstance(v, int | float) or isinstance(v, bool) or not 0 < v < 0.5:
-            raise SpecError(f"{where}: ci_width: expected a number in (0, 0.5), got "
-                            f"{shown(v)}")
-        s.ci_width = float(v)
     return s
 
 

@@ -76,9 +76,13 @@ from typing import Any
 
 from fbsim.errors import FbsimError, UsageError, cut, shown
 from fbsim.experiments.run.spec import (
+    BAND,
+    PLAYERS,
+    RULES_PATH,
+    SEED,
+    TABLE,
     SpecError,
     flatten,
-    int_field,
     players_list,
     read_spec_file,
 )
@@ -88,11 +92,10 @@ from fbsim.experiments.search.equilibrium.seeds import seed_of
 from fbsim.experiments.search.equilibrium.state import write_json
 from fbsim.experiments.search.equilibrium.trainer import AGENDAS, Budget, warm_start
 from fbsim.game.lineup import Entry, parse_lineup
+from fbsim.inputs import Key, check, failing
+from fbsim.limits import MAX_GAMES
 from fbsim.rules import load_rules, nest
 
-KEYS = ("players", "trials", "startup", "finalists", "seed", "rules", "from", "confirm_games",
-        "params", "start", "target", "budget")
-TARGET_KEYS = ("fair_band", "gain", "collapse", "everyone_loses")
 STATE_VERSION = 1
 INVALID_LOSS = 1.0  # a candidate whose rules cannot be played at some table size
 DEFAULT_FROM = "results/equilibrium"
@@ -221,21 +224,6 @@ def load_rulebook_spec(path: str | Path | None) -> RulebookSpec:
     return rulebook_spec_from_dict(doc, where, Path(path).parent)
 
 
-def _band(v, where: str, key: str) -> tuple[float, float]:
-    if not (isinstance(v, list) and len(v) == 2 and all(
-            isinstance(x, int | float) and not isinstance(x, bool) for x in v)
-            and 0 <= v[0] <= v[1] <= 1):
-        raise SpecError(f"{where}: target.{key}: expected [lo, hi] with 0 <= lo <= hi <= 1, "
-                        f"got {shown(v)}")
-    return (float(v[0]), float(v[1]))
-
-
-def _fraction(v, where: str, key: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v < 1:
-        raise SpecError(f"{where}: target.{key}: expected a number between 0 and 1, got {shown(v)}")
-    return float(v)
-
-
 def _lever(name: str, v, where: str) -> Lever:
     if len(name) > 100 or not name.isprintable():
         raise SpecError(f"{where}: params.{cut(name)}: not a rules key (see `fbsim rules`)")
@@ -272,76 +260,73 @@ def _params(doc, where: str, prefix: str = "") -> list[Lever]:
     return out
 
 
+def _budget_keys() -> dict[str, Key]:
+    return {f.name: Key("count", lo=0, hi=MAX_GAMES) if f.type in (int, "int")
+            else Key("number", lo=0) for f in fields(Budget)}
+
+
+FRACTION = Key("number", lo=0, hi=1, open=True)
+# A rules-search spec file's keys (`fbsim.inputs`).
+RULEBOOK_FILE = {
+    "players": PLAYERS, "trials": Key("count", lo=1, hi=10_000),
+    "startup": Key("count", lo=0, hi=10_000), "finalists": Key("count", lo=1, hi=20),
+    "seed": SEED, "rules": RULES_PATH, "from": Key("text", "the path of a folder of fields"),
+    "confirm_games": Key("count", lo=100, hi=MAX_GAMES),
+    "params": Key("table", "a table of rules keys and their ranges or choices"),
+    "start": Key("list", "[[start]] tables of rules values", item=TABLE),
+    "target": Key("table", keys={"fair_band": FRACTION, "gain": FRACTION, "collapse": BAND,
+                                 "everyone_loses": BAND}),
+    "budget": Key("table", keys={part: Key("table", keys=_budget_keys())
+                                 for part in ("trial", "final")}),
+}
+KEYS = tuple(RULEBOOK_FILE)
+
+
 def rulebook_spec_from_dict(doc: dict, where: str = "tune spec",
                             base_dir: Path | None = None) -> RulebookSpec:
-    for k in doc:
-        if k not in KEYS:
-            raise SpecError(f"{where}: {cut(k)}: unknown key (keys: {', '.join(KEYS)})")
+    fail = failing(SpecError, where)
+    doc = check(doc, RULEBOOK_FILE, fail)
     levers = _params(doc.get("params", {}), where)
     if not levers:
-        raise SpecError(f"{where}: params: name at least one rule to search")
+        fail("params", "name at least one rule to search")
     s = RulebookSpec(levers=levers)
     if "players" in doc:
         try:
             s.players = players_list(doc["players"])
         except SpecError as e:
             raise SpecError(f"{where}: {e}") from None
-    for k, lo, hi in (("trials", 1, 10_000), ("startup", 0, 10_000), ("finalists", 1, 20),
-                      ("seed", 0, None), ("confirm_games", 100, None)):
+    for k in ("trials", "startup", "finalists", "seed", "confirm_games"):
         if k in doc:
-            setattr(s, k, int_field(doc, k, lo, where, hi))
+            setattr(s, k, doc[k])
     for k, attr in (("rules", "rules"), ("from", "start_from")):
         if k in doc:
-            if not isinstance(doc[k], str):
-                raise SpecError(f"{where}: {k}: expected a path, got {shown(doc[k])}")
             p = Path(doc[k])
             setattr(s, attr, str(p if p.is_absolute() or base_dir is None else base_dir / p))
-    starts = doc.get("start", [])
-    if not isinstance(starts, list) or not all(isinstance(x, dict) for x in starts):
-        raise SpecError(f"{where}: start: expected [[start]] tables of rules values")
     names = {lv.name: lv for lv in levers}
-    for i, st in enumerate(starts):
+    for i, st in enumerate(doc.get("start", [])):
         flat = flatten(st)
         for k, v in flat.items():
             lv = names.get(k)
             if lv is None:
-                raise SpecError(f"{where}: start[{i}].{cut(k)}: not one of the params searched")
+                fail(f"start[{i}].{cut(k)}", "not one of the params searched")
             v = tuple(v) if isinstance(v, list) else v
             if isinstance(v, bool) or lv.raw(v) is None:
-                raise SpecError(f"{where}: start[{i}].{k}: {shown(v)} is outside its params range")
+                fail(f"start[{i}].{k}", f"{shown(v)} is outside its params range")
             flat[k] = v
         s.starts.append(flat)
     target = doc.get("target", {})
-    if not isinstance(target, dict):
-        raise SpecError(f"{where}: target: expected a table, got {shown(target)}")
-    for k in target:
-        if k not in TARGET_KEYS:
-            raise SpecError(f"{where}: target.{cut(k)}: unknown key (keys: "
-                            f"{', '.join(TARGET_KEYS)})")
-    if "fair_band" in target:
-        s.fair_band = _fraction(target["fair_band"], where, "fair_band")
-    if "gain" in target:
-        s.gain = _fraction(target["gain"], where, "gain")
+    for k in ("fair_band", "gain"):
+        if k in target:
+            setattr(s, k, target[k])
     for k in ("collapse", "everyone_loses"):
         if k in target:
-            setattr(s, k, _band(target[k], where, k))
-    budget = doc.get("budget", {})
-    if not isinstance(budget, dict) or set(budget) - {"trial", "final"}:
-        raise SpecError(f"{where}: budget: expected [budget.trial] and [budget.final] tables")
-    allowed = {f.name: f.type for f in fields(Budget)}
+            lo, hi = target[k]
+            if lo > hi:
+                fail(f"target.{k}", f"expected {BAND.wanted}, got {shown([lo, hi])}")
+            setattr(s, k, (lo, hi))
     for part, attr in (("trial", "trial_budget"), ("final", "final_budget")):
-        given = budget.get(part, {})
-        if not isinstance(given, dict):
-            raise SpecError(f"{where}: budget.{part}: expected a table")
-        for k, v in given.items():
-            if k not in allowed:
-                raise SpecError(f"{where}: budget.{part}.{cut(k)}: unknown key (keys: "
-                                f"{', '.join(allowed)})")
-            if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
-                raise SpecError(f"{where}: budget.{part}.{k}: expected a number >= 0, "
-                                f"got {shown(v)}")
         try:
-            setattr(s, attr, replace(getattr(s, attr), **given))
+            setattr(s, attr, replace(getattr(s, attr), **doc.get("budget", {}).get(part, {})))
         except FbsimError as e:
             raise SpecError(f"{where}: budget.{part}: {e}") from None
     return s

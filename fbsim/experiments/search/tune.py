@@ -58,19 +58,26 @@ from typing import Any
 
 import pandas as pd
 
-from fbsim.errors import cut, did_you_mean, shown
+from fbsim.errors import cut, shown
 from fbsim.experiments.run.spec import (
+    BAND,
+    GAMES,
+    LINEUP_TEXT,
+    PLAYERS,
+    RULES_PATH,
+    SEED,
+    TEXT,
     SpecError,
     SweepSpec,
     build_points,
     flatten,
-    int_field,
     read_spec_file,
     read_table_fields,
 )
 from fbsim.experiments.run.sweep import run_sweep
 from fbsim.experiments.search.cem import Dim, cem
 from fbsim.game import layout as L
+from fbsim.inputs import Key, check, failing, value
 
 CONFIRM_SEED_OFFSET = 90_000  # the finalists are ranked on this seed's games
 FRESH_SEED_OFFSET = 95_000  # the chosen rules' loss is measured again on these games
@@ -100,90 +107,59 @@ class TuneSpec:
     weights: dict[str, float] = field(default_factory=dict)
 
 
+WEIGHT = Key("number", lo=0)
+# A tune spec file's keys (`fbsim.inputs`).
+TUNE_FILE = {
+    "players": PLAYERS, "games": GAMES, "generations": GAMES, "population": GAMES,
+    "confirm_games": GAMES, "top": GAMES, "seed": SEED, "rules": RULES_PATH,
+    "lineup": LINEUP_TEXT,
+    "fields": Key("list", "a list of lineups or field files", size=(1, 100), item=TEXT),
+    "params": Key("table", "a table of rules keys and their [lo, hi] ranges"),
+    "target": Key("table", keys={
+        "win_rate": Key(("text", "table"), "\"fair\" or a table of win rates by Agenda",
+                        choices=("fair",), keys={a: Key("number", "a win rate from 0 to 1",
+                                                        lo=0, hi=1) for a in L.AGENDA_NAMES}),
+        "collapse": BAND,
+        "seat_spread": Key("number", lo=0, hi=1)}),
+    "weights": Key("table", keys={k: WEIGHT for k in TARGET_KEYS}),
+}
+RANGE = Key("list", "[lo, hi] (two numbers)", size=(2, 2), item=Key(("int", "number"), "a number"))
+
+
 def load_tune_spec(path: str | Path) -> TuneSpec:
     doc, where = read_spec_file(path, "tune spec")
     return tune_spec_from_dict(doc, where, Path(path).parent)
 
 
-def _number(x: Any, lo: float = -math.inf, hi: float = math.inf) -> bool:
-    """A finite TOML number (not a boolean) from `lo` to `hi`."""
-    if isinstance(x, bool) or not isinstance(x, int | float):
-        return False
-    try:
-        return math.isfinite(x) and lo <= x <= hi
-    except OverflowError:  # an integer beyond any float
-        return False
-
-
-def _known(keys, options, where: str) -> None:
-    for k in keys:
-        if k not in options:
-            raise SpecError(f"{where}{cut(k)}: unknown key (keys: {', '.join(options)})"
-                            + did_you_mean(k, options))
-
-
 def tune_spec_from_dict(doc: dict, where: str = "tune spec", base_dir: Path | None = None
                         ) -> TuneSpec:
-    _known(doc, KEYS, f"{where}: ")
-    for k in ("params", "target", "weights"):
-        if k in doc and not isinstance(doc[k], dict):
-            raise SpecError(f"{where}: {k}: expected a table, got {shown(doc[k])}")
+    fail = failing(SpecError, where)
+    doc = check(doc, TUNE_FILE, fail)
     params = {}
     for k, v in flatten(doc.get("params", {}), where=f"{where}: params.").items():
-        if not isinstance(v, list) or len(v) != 2 or not all(_number(x) for x in v):
-            raise SpecError(f"{where}: params.{cut(k)}: expected [lo, hi] (two numbers), got "
-                            f"{shown(v)}")
-        if v[0] > v[1]:
-            raise SpecError(f"{where}: params.{cut(k)}: the range {shown(v)} is empty")
-        params[k] = (v[0], v[1])
+        lo, hi = value(v, RANGE, fail, f"params.{cut(k)}")
+        if lo > hi:
+            fail(f"params.{cut(k)}", f"the range {shown(v)} is empty")
+        params[k] = (lo, hi)
     if not params:
-        raise SpecError(f"{where}: params: name at least one rule to search")
+        fail("params", "name at least one rule to search")
     s = TuneSpec(params=params)
     for k in ("games", "generations", "population", "confirm_games", "top", "seed"):
         if k in doc:
-            setattr(s, k, int_field(doc, k, 0 if k == "seed" else 1, where))
+            setattr(s, k, doc[k])
     read_table_fields(doc, s, base_dir, where)
     if "fields" in doc:
-        f = doc["fields"]
-        if not (isinstance(f, list) and f and all(isinstance(x, str) for x in f)):
-            raise SpecError(f"{where}: fields: expected a list of lineups or field files, "
-                            f"got {shown(f)}")
         s.fields = [x if x == DEFAULT_FIELD or Path(x).is_absolute() or base_dir is None
-                    or not x.endswith(".toml") else str(base_dir / x) for x in f]
+                    or not x.endswith(".toml") else str(base_dir / x) for x in doc["fields"]]
     target = doc.get("target", {})
-    _known(target, TARGET_KEYS, f"{where}: target.")
-    if "win_rate" in target:
-        w = target["win_rate"]
-        if isinstance(w, dict):
-            _known(w, L.AGENDA_NAMES, f"{where}: target.win_rate.")
-            for a, r in w.items():
-                if not _number(r, 0, 1):
-                    raise SpecError(f"{where}: target.win_rate.{a}: expected a win rate from "
-                                    f"0 to 1, got {shown(r)}")
-            w = {a: float(r) for a, r in w.items()}
-        elif w != "fair":
-            raise SpecError(f"{where}: target.win_rate: expected \"fair\" or a table of win "
-                            f"rates by Agenda, got {shown(w)}")
-        s.win_rate = w
+    s.win_rate = target.get("win_rate", s.win_rate)
     if "collapse" in target:
-        c = target["collapse"]
-        if not (isinstance(c, list) and len(c) == 2 and all(_number(x, 0, 1) for x in c)
-                and c[0] <= c[1]):
-            raise SpecError(f"{where}: target.collapse: expected [lo, hi] with 0 <= lo <= hi "
-                            f"<= 1, got {shown(c)}")
-        s.collapse = (float(c[0]), float(c[1]))
-    if "seat_spread" in target:
-        v = target["seat_spread"]
-        if not _number(v, 0, 1):
-            raise SpecError(f"{where}: target.seat_spread: expected a number from 0 to 1, "
-                            f"got {shown(v)}")
-        s.seat_spread = float(v)
-    weights = doc.get("weights", {})
-    _known(weights, TARGET_KEYS, f"{where}: weights.")
-    for k, v in weights.items():
-        if not _number(v, 0):
-            raise SpecError(f"{where}: weights.{k}: expected a number >= 0, got {shown(v)}")
-    s.weights = {k: float(v) for k, v in weights.items()}
+        lo, hi = target["collapse"]
+        if lo > hi:
+            fail("target.collapse", f"expected {BAND.wanted}, got {shown([lo, hi])}")
+        s.collapse = (lo, hi)
+    s.seat_spread = target.get("seat_spread", s.seat_spread)
+    s.weights = doc.get("weights", {})
     return s
 
 
