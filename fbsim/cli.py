@@ -387,17 +387,29 @@ def simulate_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
+    from contextlib import ExitStack
+
+    from fbsim.experiments.run.lock import output_lock
+    from fbsim.experiments.run.provenance import check_output_file
     from fbsim.experiments.run.simulate import format_report, simulate, write_metrics
 
     n = _games(games)
     _parent_exists((out, "--out"), (records, "--records"))
+    for path, flag, kind in ((out, "--out", "simulation"), (records, "--records", "game records")):
+        if path is not None:
+            check_output_file(path, flag, (kind,))
     if out is not None and records is not None and out.resolve() == records.resolve():
         raise UsageError(f"--records {records}: the same file as --out; give two paths")
-    res = simulate(players=players, games=n, rules=rules_file, sets=set_ or [], lineup=lineup,
-                   seats=seat or [], seed=seed, progress=_progress(quiet or as_json),
-                   records=records, checked=True if checked else None)
-    if out is not None:
-        write_metrics(res, out)
+    with ExitStack() as held:  # one writer per output file (`output_lock`)
+        for path in (out, records):
+            if path is not None:
+                held.enter_context(output_lock(path.parent, f".{path.name}.lock"))
+        res = simulate(players=players, games=n, rules=rules_file, sets=set_ or [],
+                       lineup=lineup, seats=seat or [], seed=seed,
+                       progress=_progress(quiet or as_json), records=records,
+                       checked=True if checked else None)
+        if out is not None:
+            write_metrics(res, out)
     if as_json:
         doc = {"provenance": {k: v for k, v in res.provenance.items() if k != "rules_toml"},
                **{t: json.loads(getattr(res, t).to_json(orient="records"))
@@ -591,13 +603,14 @@ def report_cmd(
     from fbsim.experiments.report.model import check_inputs, clear_resume, format_verdict, report
     from fbsim.experiments.report.page import write_report
     from fbsim.experiments.run.lock import output_lock
+    from fbsim.experiments.run.provenance import check_output_file
 
     n = _games(games)
     sizes = _sizes(players, "3..6", rules_file, set_)
     if out.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"--out {out}: expected an .html file")
     _parent_exists((out, "--out"), (screenshot, "--screenshot"))
-    _not_another_dataset(out)
+    check_output_file(out.with_suffix(".parquet"), "--out", ("balance report",))
     if screenshot is not None and screenshot.suffix.lower() != ".png":
         raise UsageError(f"--screenshot {screenshot}: expected a .png file")
     # finished table sizes are kept beside the page until it is written: an interrupted
@@ -929,26 +942,6 @@ def equilibrium_cmd(
     for n in sizes:
         typer.echo(format_summary(n, doc["players"][str(n)]))
     typer.echo(f"{out / 'summary.json'}")
-
-
-def _not_another_dataset(page: Path) -> None:
-    """A report's page and its table (PAGE.html, PAGE.parquet) may not land in another
-    command's dataset: a sweep's folder, or over a table another command wrote."""
-    from fbsim.experiments.run.provenance import read_provenance
-
-    folder = page.parent
-    if (folder / "sweep.json").exists() or (folder / "points").is_dir():
-        raise UsageError(f"--out {page}: {folder} is a sweep dataset; write the report "
-                         "elsewhere")
-    table = page.with_suffix(".parquet")
-    if table.exists():
-        try:
-            kind = read_provenance(table).get("kind")
-        except Exception:  # not a table fbsim wrote (or a damaged one): not ours to replace
-            kind = None
-        if kind != "balance report":
-            raise UsageError(f"--out {page}: {table} exists and is not a report's table; "
-                             "write the report elsewhere")
 
 
 @app.command("tune", help="Search rules values that balance the game: the parameters "

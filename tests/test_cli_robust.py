@@ -450,12 +450,54 @@ def test_a_report_may_not_land_in_another_commands_dataset(tmp_path, capsys):
     before = (out / "outcomes.parquet").read_bytes()
     code, _, err = run(capsys, "report", "--games", 10, "--players", 3, "--out",
                        out / "outcomes.html", "-q")
-    assert code == 2 and "is a sweep dataset" in err
+    assert code == 2 and "is another command's dataset (it holds sweep.json)" in err
     assert (out / "outcomes.parquet").read_bytes() == before
     (tmp_path / "x.parquet").write_bytes(before)  # a table another command wrote
     code, _, err = run(capsys, "report", "--games", 10, "--players", 3, "--out",
                        tmp_path / "x.html", "-q")
-    assert code == 2 and "is not a report's table" in err
+    assert code == 2 and "is not a balance report table" in err
+
+
+def test_simulate_may_not_write_into_a_dataset_nor_over_another_kind_of_table(tmp_path,
+                                                                              capsys):
+    out = tmp_path / "s"
+    assert run(capsys, "sweep", "--games", 200, "--players", 3, "--out", out, "-q")[0] == 0
+    before = _bytes(out)
+    for flag in ("--out", "--records"):
+        code, _, err = run(capsys, "simulate", "--games", 100, flag, out / "win_rates.parquet",
+                           "-q")
+        assert code == 2 and f"{flag} " in err and "another command's dataset" in err, err
+    assert _bytes(out) == before
+    metrics = tmp_path / "m.parquet"
+    assert run(capsys, "simulate", "--games", 100, "--out", metrics, "-q")[0] == 0
+    kept = metrics.read_bytes()
+    code, _, err = run(capsys, "simulate", "--games", 100, "--records", metrics, "-q")
+    assert code == 2 and "is not a game records table" in err
+    assert metrics.read_bytes() == kept
+    assert run(capsys, "simulate", "--games", 100, "--out", metrics, "--seed", 1, "-q")[0] == 0
+
+
+def test_two_simulations_may_not_write_one_file_at_once(tmp_path, capsys):
+    from filelock import FileLock
+
+    records = tmp_path / "r.parquet"
+    other = FileLock(str(tmp_path / ".r.parquet.lock"))  # another run holding the file
+    with other:
+        code, _, err = run(capsys, "simulate", "--games", 100, "--records", records, "-q")
+    assert code == 2 and "another fbsim run is writing" in err and not records.exists()
+    assert run(capsys, "simulate", "--games", 100, "--records", records, "-q")[0] == 0
+
+
+def test_a_dataset_table_replaced_by_another_commands_is_named_with_the_way_out(tmp_path,
+                                                                                capsys):
+    out = tmp_path / "s"
+    assert run(capsys, "sweep", "--games", 200, "--players", 3, "--out", out, "-q")[0] == 0
+    metrics = tmp_path / "m.parquet"
+    assert run(capsys, "simulate", "--games", 100, "--out", metrics, "-q")[0] == 0
+    (out / "win_rates.parquet").write_bytes(metrics.read_bytes())
+    code, _, err = run(capsys, "plot", out, "--out", tmp_path / "figs")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "win_rates.parquet: not this dataset's win_rates table" in err and "--force" in err
 
 
 def test_a_damaged_table_names_the_file_and_the_way_out(tmp_path, capsys):

@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fbsim.errors import DamagedFile, cut
+from fbsim.errors import DamagedFile, UsageError, cut
 from fbsim.experiments.metrics.stats import STATS_VERSION
 from fbsim.game.layout import LAYOUT_VERSION
 from fbsim.kernel.layout import KERNEL_VERSION
@@ -100,13 +100,43 @@ def read_provenance(path: str | Path) -> dict:
     return json.loads(meta[META_KEY])
 
 
-def read_table(path: str | Path, way_out: str = "write it again") -> pd.DataFrame:
+def read_table(path: str | Path, way_out: str = "write it again", table: str | None = None
+               ) -> pd.DataFrame:
     """A table with its provenance in `df.attrs['provenance']`; `DamagedFile`, naming the
-    file and `way_out`, when it cannot be read back."""
+    file and `way_out`, when it cannot be read back, or when it is not the `table` (its
+    provenance's "table" key) that the dataset keeps there (another command wrote over it)."""
     try:
         df = pd.read_parquet(path)
         df.attrs["provenance"] = read_provenance(path)
     except (OSError, ValueError, pa.ArrowException) as e:
         raise DamagedFile(f"{path}: damaged, or not a table fbsim wrote "
                           f"({type(e).__name__}: {cut(str(e))}); {way_out}") from None
+    found = df.attrs["provenance"].get("table")
+    if table is not None and found != table:
+        what = df.attrs["provenance"].get("kind", "another command's output")
+        raise DamagedFile(f"{path}: not this dataset's {table} table (it holds "
+                          f"{cut(str(found or what))}); {way_out}")
     return df
+
+
+# What marks a folder as another command's dataset (a sweep's; a search's state).
+DATASET_MARKS = ("sweep.json", "points", "state.json")
+
+
+def check_output_file(path: Path, flag: str, kinds: tuple[str, ...]) -> None:
+    """An output file may not land in another command's dataset folder, nor replace a file
+    that is not one of `kinds` (its provenance's "kind") that fbsim wrote: `UsageError`."""
+    folder = path.parent
+    mark = next((m for m in DATASET_MARKS if (folder / m).exists()), None)
+    if mark is not None:
+        raise UsageError(f"{flag} {path}: {folder} is another command's dataset (it holds "
+                         f"{mark}); write elsewhere")
+    if path.exists() or path.is_symlink():
+        try:
+            kind = read_provenance(path).get("kind")
+        except Exception:  # not a table fbsim wrote (or a damaged one): not ours to replace
+            kind = None
+        if kind not in kinds:
+            raise UsageError(f"{flag} {path}: exists and is not "
+                             + (" or ".join(f"a {k} table" for k in kinds)) + " that fbsim "
+                             "wrote; remove it or write elsewhere")

@@ -159,7 +159,8 @@ def parse_values(key: str, raw: Any) -> list[Any]:
         if step <= 0:
             raise SpecError(f"{cut(key)}: the step of '{cut(raw)}' must be > 0")
         if hi < lo:
-            raise SpecError(f"{cut(key)}: the range '{cut(raw)}' is empty (its end is below its start)")
+            raise SpecError(f"{cut(key)}: the range '{cut(raw)}' is empty (its end is below "
+                            "its start)")
         span = (hi - lo) / step
         count = int(math.floor(span + 1e-9)) + 1 if span < MAX_POINTS else MAX_POINTS + 1
         if count > MAX_POINTS:

@@ -284,8 +284,8 @@ def combine(out: Path, spec: SweepSpec, points: list[Point], started: str,
         else:
             folder = _point_dir(out, p.index)
             got = {t: read_table(folder / f"{t}.parquet", way_out=(
-                f"remove {folder} and run the sweep again: it plays that point anew"))
-                for t in TABLES}
+                f"remove {folder} and run the sweep again: it plays that point anew"),
+                table=t) for t in TABLES}
             for df in got.values():  # (the point's own provenance is not the dataset's)
                 df.attrs.clear()
         # a point finished by an older version (a resumed dataset) gets today's columns
@@ -314,7 +314,7 @@ def load(out: str | Path) -> dict[str, pd.DataFrame]:
     if missing:
         raise UsageError(f"{out}: not a finished sweep dataset (no {missing[0]}.parquet)")
     return {t: read_table(out / f"{t}.parquet", way_out=(
-        "run the sweep again with --force (or into another --out) to write it anew"))
+        "run the sweep again with --force (or into another --out) to write it anew"), table=t)
         for t in TABLES}
 
 
