@@ -738,7 +738,7 @@ def exploit_cmd(
 ):
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
-    from fbsim.experiments.run.provenance import now_iso
+    from fbsim.experiments.run.provenance import check_output_folder, now_iso
     from fbsim.experiments.search.exploit import (
         MODES,
         exploit,
@@ -775,6 +775,7 @@ def exploit_cmd(
           "force": force, "progress": _progress(quiet or as_json), "deviate": deviate}
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
     _folder_ok(out, "--out")
+    check_output_folder(out, "--out", ("exploit",))
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         kw["client"] = client
         if all_:
@@ -882,6 +883,7 @@ def equilibrium_cmd(
 ):
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
+    from fbsim.experiments.run.provenance import check_output_folder
     from fbsim.experiments.search.equilibrium import (
         DRAWS,
         Budget,
@@ -930,6 +932,7 @@ def equilibrium_cmd(
             warm_start(start_from, n)
     echo = None if as_json or quiet else (lambda m: typer.echo(m, err=True))
     _folder_ok(out, "--out")
+    check_output_folder(out, "--out", ("equilibrium",))
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
                               rules=None if rules_file is None else str(rules_file), sets=sets,
@@ -999,7 +1002,7 @@ def tune_cmd(
     out = out or Path("out/tune")
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
-    from fbsim.experiments.run.provenance import now_iso
+    from fbsim.experiments.run.provenance import check_output_folder, now_iso
     from fbsim.experiments.search.tune import (
         ROBUST_FIELDS,
         check_tune_spec,
@@ -1017,6 +1020,7 @@ def tune_cmd(
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
     check_tune_spec(spec)
     _folder_ok(out, "--out")
+    check_output_folder(out, "--out", ("tune",))
     with output_lock(out):
         with open_client(scheduler, workers) as (client, _threads):
             res = tune(spec, out, client=client, progress=_progress(quiet or as_json),
@@ -1042,7 +1046,7 @@ def _tune_equilibrium(target: Path | None, out: Path, force: bool, as_json: bool
 
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
-    from fbsim.experiments.run.provenance import now_iso
+    from fbsim.experiments.run.provenance import check_output_folder, now_iso
     from fbsim.experiments.search.rulebook import (
         check_rulebook_spec,
         load_rulebook_spec,
@@ -1056,6 +1060,7 @@ def _tune_equilibrium(target: Path | None, out: Path, force: bool, as_json: bool
     started = now_iso()
     echo = None if (as_json or quiet) else (lambda m: typer.echo(m, err=True))
     _folder_ok(out, "--out")
+    check_output_folder(out, "--out", ("rules search (tune --equilibrium)",))
     with output_lock(out):
         with open_client(scheduler, workers) as (client, _threads):
             res = tune_equilibrium(spec, out, client=client, echo=echo, force=force)

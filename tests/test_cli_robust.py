@@ -450,7 +450,7 @@ def test_a_report_may_not_land_in_another_commands_dataset(tmp_path, capsys):
     before = (out / "outcomes.parquet").read_bytes()
     code, _, err = run(capsys, "report", "--games", 10, "--players", 3, "--out",
                        out / "outcomes.html", "-q")
-    assert code == 2 and "is another command's dataset (it holds sweep.json)" in err
+    assert code == 2 and "is another command's dataset (a sweep)" in err
     assert (out / "outcomes.parquet").read_bytes() == before
     (tmp_path / "x.parquet").write_bytes(before)  # a table another command wrote
     code, _, err = run(capsys, "report", "--games", 10, "--players", 3, "--out",
@@ -549,3 +549,29 @@ def test_temporary_files_of_killed_runs_are_removed_by_the_next_run(tmp_path, ca
                        tmp_path / "page.html", "-q", "--exploit", tmp_path / "none")
     assert code == 0, err
     assert not any(p.exists() for p in stale) and live.exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["equilibrium", "--players", "3", "--iterations", "1"],
+    ["exploit", "--agenda", "steward", "--players", "3", "--budget", "100000"],
+    ["tune", "--target", "SPEC"],
+], ids=lambda a: a[0])
+def test_a_search_may_not_write_into_another_commands_dataset(args, tmp_path, capsys):
+    """Refused before anything is played or written: the sweep's files are unchanged."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text('players = 3\ngames = 200\n[params]\nmasks = [0, 2]\n')
+    out = tmp_path / "s"
+    assert run(capsys, "sweep", "--games", 200, "--players", 3, "--out", out, "-q")[0] == 0
+    before, names = _bytes(out), sorted(p.name for p in out.iterdir())
+    code, _, err = run(capsys, *[spec if a == "SPEC" else a for a in args], "--out", out, "-q")
+    assert code == 2 and "holds another command's dataset (a sweep)" in err, err
+    assert _bytes(out) == before and sorted(p.name for p in out.iterdir()) == names
+
+
+def test_a_sweep_may_not_write_into_an_equilibrium(tmp_path, capsys):
+    out = tmp_path / "eq"
+    (out / "p3").mkdir(parents=True)
+    (out / "p3" / "state.json").write_text("{}")
+    code, _, err = run(capsys, "sweep", "--games", 200, "--players", 3, "--out", out, "-q")
+    assert code == 2 and f"--out {out}" in err
+    assert sorted(p.name for p in out.iterdir()) == ["p3"]

@@ -37,6 +37,7 @@ def run(name: str, results: str | Path = "results", games: int | None = None, pr
     lineup."""
     from fbsim.experiments.report.plots import plot_dataset
     from fbsim.experiments.run.lock import output_lock
+    from fbsim.experiments.run.provenance import check_output_folder
     from fbsim.experiments.run.spec import build_points
     from fbsim.experiments.run.sweep import load, run_sweep
 
@@ -52,6 +53,7 @@ def run(name: str, results: str | Path = "results", games: int | None = None, pr
                  "bot's new defaults); recomputing it")
         force = True
     build_points(spec)  # (a bad --field fails before the folder is made)
+    check_output_folder(out, "--out", ("sweep",))
     with output_lock(out):  # the sweep, its figures and summary.md: one writer at a time
         res = run_sweep(spec, out, progress=progress, force=force, echo=echo, client=client,
                         threads=threads)

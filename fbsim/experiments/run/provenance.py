@@ -119,18 +119,48 @@ def read_table(path: str | Path, way_out: str = "write it again", table: str | N
     return df
 
 
-# What marks a folder as another command's dataset (a sweep's; a search's state).
-DATASET_MARKS = ("sweep.json", "points", "state.json")
+def dataset_kind(folder: Path) -> str | None:
+    """Which command's dataset `folder` holds, from the files each one writes first; None
+    for a folder that holds none."""
+    def has(*names: str) -> bool:
+        return any((folder / n).exists() for n in names)
+
+    if not folder.is_dir():
+        return None
+    if has("sweep.json", "points"):
+        return "sweep"
+    if has("trials.json", "trials"):
+        return "rules search (tune --equilibrium)"
+    if has(*(f"p{n}/state.json" for n in range(3, 7))):
+        return "equilibrium"
+    if has("exploitability.parquet") or any(folder.glob("*-p[3-6]/search.parquet")):
+        return "exploit"
+    if has("gen-00", "candidates.parquet"):
+        return "tune"
+    return None
+
+
+def _a(kind: str) -> str:
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
+def check_output_folder(out: Path, flag: str, kinds: tuple[str, ...]) -> None:
+    """`out` may be new, empty, or a dataset of one of `kinds` (the command's own, which it
+    resumes); another command's dataset is refused (`UsageError`) before anything is
+    written."""
+    kind = dataset_kind(out)
+    if kind is not None and kind not in kinds:
+        raise UsageError(f"{flag} {out}: holds another command's dataset ({_a(kind)}); "
+                         "write elsewhere")
 
 
 def check_output_file(path: Path, flag: str, kinds: tuple[str, ...]) -> None:
     """An output file may not land in another command's dataset folder, nor replace a file
     that is not one of `kinds` (its provenance's "kind") that fbsim wrote: `UsageError`."""
-    folder = path.parent
-    mark = next((m for m in DATASET_MARKS if (folder / m).exists()), None)
-    if mark is not None:
-        raise UsageError(f"{flag} {path}: {folder} is another command's dataset (it holds "
-                         f"{mark}); write elsewhere")
+    kind = dataset_kind(path.parent)
+    if kind is not None:
+        raise UsageError(f"{flag} {path}: {path.parent} is another command's dataset "
+                         f"({_a(kind)}); write elsewhere")
     if path.exists() or path.is_symlink():
         try:
             kind = read_provenance(path).get("kind")
