@@ -394,3 +394,11 @@ def test_bad_shorthand_names_the_key():
         build_points(SweepSpec(games=1, vary={"bots.tunable.aim": [500, 900]}))
     with pytest.raises(FbsimError, match=r"bots\.tunabl.*did you mean 'tunable'"):
         build_points(SweepSpec(games=1, set={"bots.tunabl.aim": 500}))
+
+
+@pytest.mark.parametrize("text", ["field:w0=0", "field:w0=0;w3=0"])
+def test_a_field_whose_weights_are_all_zero_is_refused(text):
+    """Each weight is in range (0 to 1), but together they draw no component."""
+    with pytest.raises(UsageError, match=r"field: the weights w0\.\.w5 are all 0"):
+        parse_lineup(seats=[f"0={text}"], players=4)
+    assert parse_lineup(seats=["0=field:w0=0;w2=0.5"], players=4).seats[0].bot == "field"

@@ -99,7 +99,11 @@ class Entry:
 
         spec = registry()[check_bot(bot)]
         values = {k: check_param(bot, k, v) for k, v in dict(given or {}).items()}
-        return cls(bot, tuple({**spec.defaults(), **values}.items()))
+        params = {**spec.defaults(), **values}
+        problem = spec.check(params) if spec.check is not None else None
+        if problem:
+            raise ParamError(f"{bot}: {problem}")
+        return cls(bot, tuple(params.items()))
 
     def changed(self) -> dict[str, float]:
         """The parameters that differ from the bot's defaults."""

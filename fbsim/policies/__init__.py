@@ -51,6 +51,8 @@ class BotSpec:
     # `fbsim bots`: list only these parameters, then this note (a bot of many alike)
     listed: tuple[str, ...] | None = None
     note: str = ""
+    # the parameters together (each is in range): a message when they cannot be played
+    check: Callable[[dict[str, float]], str | None] | None = None
 
     def defaults(self) -> dict[str, float]:
         """Every parameter at its default, in the bot's order."""

@@ -148,6 +148,13 @@ def draw_name(values: dict[str, float]) -> str:
     return next(k for k, v in DRAWS.items() if v == code)
 
 
+def _playable(values: dict[str, float]) -> str | None:
+    if not component_params(values):
+        return (f"the weights w0..w{COMPONENTS - 1} are all 0; give one component a "
+                "positive weight")
+    return None
+
+
 BOT = BotSpec(
     name="field",
     summary="field: a mixture of planners, one drawn per Agenda and game (equilibria)",
@@ -160,4 +167,5 @@ BOT = BotSpec(
     listed=tuple(f"w{k}" for k in range(COMPONENTS)) + ("draw",),
     note=f"c<k>_<param> (k = 0..{COMPONENTS - 1}): component k's `planner` parameter <param>, "
          "with the planner's range and default (`planner` above)",
+    check=_playable,
 )
