@@ -32,7 +32,10 @@ def _source_digest() -> str:
 
 if not os.environ.get("NUMBA_CACHE_DIR"):
     _base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    os.environ["NUMBA_CACHE_DIR"] = str(_base / "fbsim" / "numba" / _source_digest())
+    # code compiled without the LLVM tuning (FBSIM_LLVM_TUNING=0, `fbsim.kernel.llvm`) is
+    # cached apart: numba's cache does not know how its code was optimised
+    _untuned = "-untuned" if os.environ.get("FBSIM_LLVM_TUNING", "").strip() == "0" else ""
+    os.environ["NUMBA_CACHE_DIR"] = str(_base / "fbsim" / "numba" / (_source_digest() + _untuned))
     if "numba" in sys.modules:  # numba read its settings before fbsim was imported
         sys.modules["numba"].config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 

@@ -1,17 +1,19 @@
-"""How shared code is compiled (`fbsim.game.jit`): the code a compiled function links in is
-made private to it before LLVM optimises it, so that LLVM may inline it and drop unread
-arguments; the library's own functions and declarations are left as they were. The package's
-own libraries are optimised without LLVM's loop vectoriser; other numba code is not."""
+"""How LLVM optimises fbsim's compiled code (`fbsim.kernel.llvm`): in fbsim's own libraries
+the code a compiled function links in is made private to it before LLVM optimises it, so
+that LLVM may inline it and drop unread arguments, and loops are not vectorised; the
+library's own functions and declarations are left as they were, and other numba code in the
+process is compiled as numba's settings say. With the hook off, the records are the same."""
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+import pytest
 from llvmlite import binding as llvm
 from numba import njit
 from numba.core.codegen import CPUCodeLibrary
 
-from fbsim.game.jit import INTERNAL_LINKAGE, internalise_linked_code, owns
+from fbsim.kernel.llvm import INSTALLED, internalise_linked_code, owns
 
 IR = """
 define linkonce_odr i64 @linked(i64 %x) {
@@ -42,16 +44,27 @@ class FakeLibrary:
 
 
 def test_the_hook_is_installed_on_numbas_libraries():
-    assert INTERNAL_LINKAGE
+    assert INSTALLED
     assert getattr(CPUCodeLibrary._optimize_final_module, "internalises_linked_code", False)
+
+
+OURS = IR.replace("@own", "@_ZN5fbsim4game3own")
 
 
 def test_linked_code_is_internal_when_optimised_and_nothing_else_changes():
     assert internalise_linked_code(FakeLibrary)
     assert internalise_linked_code(FakeLibrary)  # installed once: a second call wraps nothing
+    lib = FakeLibrary(OURS)
+    lib._optimize_final_module()
+    assert lib.seen == {"linked": llvm.Linkage.internal, "_ZN5fbsim4game3own":
+                        llvm.Linkage.external, "elsewhere": llvm.Linkage.external}
+
+
+def test_other_numba_code_keeps_numbas_linkage():
+    internalise_linked_code(FakeLibrary)
     lib = FakeLibrary()
     lib._optimize_final_module()
-    assert lib.seen == {"linked": llvm.Linkage.internal, "own": llvm.Linkage.external,
+    assert lib.seen == {"linked": llvm.Linkage.linkonce_odr, "own": llvm.Linkage.external,
                         "elsewhere": llvm.Linkage.external}
 
 
@@ -71,13 +84,43 @@ def test_a_function_calling_another_compiles_and_agrees_with_python():
     assert outer(a) == outer.py_func(a) == 3
     linkages = {fn.linkage for fn in outer.overloads[outer.signatures[0]].library
                 ._final_module.functions if not fn.is_declaration}
-    assert llvm.Linkage.linkonce_odr not in linkages
+    assert llvm.Linkage.linkonce_odr in linkages  # not fbsim's code: numba's own linkage
+
+
+CALLS = """
+from numba import njit
+
+
+@njit(cache=False)
+def inner(a, i):
+    return a[i] * 2 + 1
+
+
+@njit(cache=False)
+def outer(a):
+    t = 0
+    for i in range(a.shape[0]):
+        t += inner(a, i) - inner(a, a.shape[0] - 1 - i)
+    return t + inner(a, 0)
+"""
+
+
+def test_fbsims_compiled_code_links_its_callees_privately(tmp_path, monkeypatch):
+    from fbsim.game.jit import generated_module
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    mod = generated_module("fbsim_test_private_links", CALLS)
+    a = np.arange(1, 12, dtype=np.int64) ** 2
+    assert mod.outer(a) == 3
+    lib = mod.outer.overloads[mod.outer.signatures[0]].library
+    linkages = {fn.linkage for fn in lib._final_module.functions if not fn.is_declaration}
+    assert llvm.Linkage.linkonce_odr not in linkages and llvm.Linkage.internal in linkages
 
 
 def test_the_package_s_libraries_are_optimised_without_the_loop_vectoriser():
     internalise_linked_code(FakeLibrary)
     before = numba.config.LOOP_VECTORIZE
-    ours = FakeLibrary(IR.replace("@own", "@_ZN5fbsim4game3own"))
+    ours = FakeLibrary(OURS)
     ours._optimize_final_module()
     assert ours.vectorise == 0 and numba.config.LOOP_VECTORIZE == before  # restored after
     theirs = FakeLibrary()
@@ -128,3 +171,42 @@ def test_a_package_loop_compiles_scalar_and_another_vectorised(tmp_path, monkeyp
 
     assert not packed(ours.total)
     assert packed(ns["total"])
+
+
+DIGEST = """
+import hashlib, sys
+from fbsim.game.lineup import parse_lineup
+from fbsim.kernel import simulate
+from fbsim.kernel.llvm import INSTALLED
+from fbsim.rules import load_rules
+
+h = hashlib.sha256()
+for n, lineup in ((4, None),):
+    cols = simulate(load_rules(players=n), parse_lineup(lineup) if lineup else None, seed=7,
+                    n_games=2000, checked=False)
+    for k in sorted(cols):
+        h.update(k.encode() + cols[k].tobytes())
+print(INSTALLED, h.hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_the_records_are_the_same_with_the_llvm_tuning_off(tmp_path):
+    """FBSIM_LLVM_TUNING=0 compiles fbsim's code as numba does by default (into a cache of its
+    own): the fast build's records at 4 players are the same bytes."""
+    import os
+    import subprocess
+    import sys
+
+    def digest(tuning: str, cache: str | None) -> list[str]:
+        env = {**os.environ, "FBSIM_LLVM_TUNING": tuning}
+        if cache is not None:
+            env["NUMBA_CACHE_DIR"] = cache
+        out = subprocess.run([sys.executable, "-P", "-c", DIGEST], env=env, check=True,
+                             capture_output=True, text=True, timeout=600)
+        return out.stdout.split()
+
+    off = digest("0", str(tmp_path / "untuned"))
+    on = digest("1", None)
+    assert off[0] == "False" and on[0] == "True"
+    assert off[1] == on[1]

@@ -10,6 +10,7 @@ from fbsim.errors import UsageError, shown
 CHECKED_ENV = "FBSIM_CHECKED"  # "1": every run uses checked builds
 SHAPES_ENV = "FBSIM_SHAPES"  # which tables' shapes get fast builds of their own
 SHAPES_SETTINGS = ("standard", "all", "none")
+LLVM_TUNING_ENV = "FBSIM_LLVM_TUNING"  # "0": no LLVM tuning of fbsim's code (`kernel.llvm`)
 
 
 def checked_default() -> bool:
@@ -34,8 +35,13 @@ MAX_THREADS = 4096
 def environment_settings() -> None:
     """The environment variables fbsim and numba read, checked before any command runs: a bad
     value is a usage error naming the variable, not a traceback in the middle of a run
-    (`FBSIM_SHAPES`, `NUMBA_NUM_THREADS`, `SOURCE_DATE_EPOCH`, the cache folder)."""
+    (`FBSIM_SHAPES`, `FBSIM_LLVM_TUNING`, `NUMBA_NUM_THREADS`, `SOURCE_DATE_EPOCH`, the
+    cache folder)."""
     shapes_setting()
+    tuning = os.environ.get(LLVM_TUNING_ENV)
+    if tuning is not None and tuning.strip() not in ("", "0", "1"):
+        raise UsageError(f"{LLVM_TUNING_ENV}={shown(tuning)}: expected 1 (fbsim's compiled code "
+                         "tuned, the default) or 0 (compiled as numba does by default)")
     threads = os.environ.get("NUMBA_NUM_THREADS")
     if threads is not None and threads.strip():
         t = threads.strip()
