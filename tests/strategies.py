@@ -8,6 +8,7 @@ validation a user's file goes through.
 
 from __future__ import annotations
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from fbsim.game import layout as L
@@ -182,7 +183,10 @@ def entry_st(draw, bot: str | None = None) -> Entry:
     spec = registry()[name]
     if not spec.params or draw(st.booleans()):
         return Entry.make(name)
-    return Entry.make(name, {p.name: draw(_param_st(p)) for p in spec.params})
+    params = {p.name: draw(_param_st(p)) for p in spec.params}
+    # (parameters the bot cannot play together, a field's weights all 0, are refused)
+    assume(spec.check is None or spec.check(params) is None)
+    return Entry.make(name, params)
 
 
 def lineup_st(players: int, bot: str | None = None) -> st.SearchStrategy[Lineup]:

@@ -210,3 +210,25 @@ def test_R_I2_bots_read_their_private_block_only_through_mine():
 ])
 def test_private_indexing_check_can_fail(source, expected):
     assert private_indexing(source) == expected
+
+
+def test_every_bots_parameter_indices_follow_its_declarations():
+    """A bot's compiled code reads its parameters at `P_<NAME>`: each such constant is the
+    place of the parameter `<name>` among the bot's declared `Param`s (`param_index`), so that
+    inserting a parameter cannot shift another's reads."""
+    import importlib
+
+    from fbsim.policies import registry
+
+    checked = 0
+    for spec in registry().values():
+        module = importlib.import_module(spec.commit.py_func.__module__
+                                         if hasattr(spec.commit, "py_func")
+                                         else spec.commit.__module__)
+        names = [p.name for p in spec.params]
+        for const, value in vars(module).items():
+            if const.startswith("P_") and isinstance(value, int) and getattr(
+                    module, "PARAMS", None) is spec.params:
+                assert names[value] == const[2:].lower(), (module.__name__, const, value)
+                checked += 1
+    assert checked >= 45

@@ -37,6 +37,16 @@ class Param:
     hi: float | None = None
 
 
+def param_index(params: tuple[Param, ...], name: str) -> int:
+    """Where parameter `name` sits in a bot's declarations: the index its compiled code reads
+    its parameter vector `P` at (`P_AIM = param_index(PARAMS, "aim")`), so that a parameter
+    inserted in the declarations moves every later index with it."""
+    for i, p in enumerate(params):
+        if p.name == name:
+            return i
+    raise ValueError(f"no parameter {name!r} among {[p.name for p in params]}")
+
+
 @dataclass(frozen=True)
 class BotSpec:
     name: str

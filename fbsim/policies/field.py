@@ -54,7 +54,7 @@ def component(P, seed, game, agenda, seat):
             total += P[k]
     if total <= 0.0:
         return COMPONENTS
-    who = seat + 1 if P[P_DRAW] >= 0.5 else 0  # 0: the Agenda's one draw (as ever)
+    who = seat + 1 if P[P_DRAW] >= 0.5 else 0  # 0: the Agenda's one draw
     u = draw(seed, game, who, agenda, L.PURPOSE_FIELD, 0) * (total / 4294967296.0)
     acc = 0.0
     last = 0
@@ -71,7 +71,7 @@ def component(P, seed, game, agenda, seat):
 def chosen(V, P, seed, game):
     """`component` of the deciding player's Agenda, drawn once a game and kept as the
     player's memo (`fbsim.game.public.memo`: the draw is the same at every decision of a
-    game; drawing it at each of a game's hundred decisions was a fifth of a field's time)."""
+    game, and is made once)."""
     o = memo(V)
     if o == L.NO_MEMO:
         o = component(P, seed, game, mine(V, L.V_MY_AGENDA), V[L.V_SEAT])

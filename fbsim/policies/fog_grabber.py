@@ -14,7 +14,7 @@ from fbsim.game import layout as L
 from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.public import mine
-from fbsim.policies import BotSpec, Param
+from fbsim.policies import BotSpec, Param, param_index
 from fbsim.policies.common import (
     ANY_INCOME,
     HEATING,
@@ -27,10 +27,18 @@ from fbsim.policies.common import (
     reveal_pays,
 )
 
-P_GREED = 0
-P_BURNS = 1
-P_MASKS_PER_ROUND = 2
-P_RESERVE_EXTRA = 3
+PARAMS = (
+    Param("greed", 1.0, "share of the rest of the pot it claims (0 honest, 1 all)", 0, 1),
+    Param("burns", 3.0, "BURN Agents per round", 0, 6),
+    Param("masks_per_round", 1.0, "burns it masks per round while Masks last", 0, 6),
+    Param("reserve_extra", 0.0, "Capital kept above the Collapse minimum after buying",
+          0, 1000),
+)
+
+P_GREED = param_index(PARAMS, "greed")
+P_BURNS = param_index(PARAMS, "burns")
+P_MASKS_PER_ROUND = param_index(PARAMS, "masks_per_round")
+P_RESERVE_EXTRA = param_index(PARAMS, "reserve_extra")
 
 
 @shared
@@ -69,13 +77,7 @@ def cornered(R, V, P, seed, game):
 BOT = BotSpec(
     name="fog-grabber",
     summary="Fog-grabbing Accelerationist: burns, masks, grabs the pot, buys heat",
-    params=(
-        Param("greed", 1.0, "share of the rest of the pot it claims (0 honest, 1 all)", 0, 1),
-        Param("burns", 3.0, "BURN Agents per round", 0, 6),
-        Param("masks_per_round", 1.0, "burns it masks per round while Masks last", 0, 6),
-        Param("reserve_extra", 0.0, "Capital kept above the Collapse minimum after buying",
-              0, 1000),
-    ),
+    params=PARAMS,
     commit=commit,
     fog_request=fog_request,
     market=market,

@@ -14,7 +14,7 @@ from fbsim.game import layout as L
 from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.public import mine, world_projection
-from fbsim.policies import BotSpec, Param
+from fbsim.policies import BotSpec, Param, param_index
 from fbsim.policies.common import (
     ANY_INCOME,
     COOLING,
@@ -33,11 +33,19 @@ from fbsim.policies.common import (
     others_net_per_round,
 )
 
-P_AIM_OFFSET = 0
-P_TOLERANCE = 1
-P_MAX_CHIPS = 2
-P_MASK_BURNS = 3
-P_PAYBACK = 4
+PARAMS = (
+    Param("aim_offset", 0.0, "ppm added to the middle of Severe it aims at", -100, 100),
+    Param("tolerance", 4.0, "ppm off the aim it accepts without acting", 0, 1000),
+    Param("max_chips", 3.0, "COOL or BURN Agents at most per round", 0, 6),
+    Param("mask_burns", 1.0, "1: mask a burn per round while Masks last; 0: never", 0, 1),
+    Param("payback", 3.0, "world turns left it needs to buy an income asset", 0, 16),
+)
+
+P_AIM_OFFSET = param_index(PARAMS, "aim_offset")
+P_TOLERANCE = param_index(PARAMS, "tolerance")
+P_MAX_CHIPS = param_index(PARAMS, "max_chips")
+P_MASK_BURNS = param_index(PARAMS, "mask_burns")
+P_PAYBACK = param_index(PARAMS, "payback")
 
 
 @shared
@@ -108,13 +116,7 @@ def cornered(R, V, P, seed, game):
 BOT = BotSpec(
     name="opportunist",
     summary="Opportunist: steers the projected Dial into Severe",
-    params=(
-        Param("aim_offset", 0.0, "ppm added to the middle of Severe it aims at", -100, 100),
-        Param("tolerance", 4.0, "ppm off the aim it accepts without acting", 0, 1000),
-        Param("max_chips", 3.0, "COOL or BURN Agents at most per round", 0, 6),
-        Param("mask_burns", 1.0, "1: mask a burn per round while Masks last; 0: never", 0, 1),
-        Param("payback", 3.0, "world turns left it needs to buy an income asset", 0, 16),
-    ),
+    params=PARAMS,
     commit=commit,
     fog_request=fog_request,
     market=market,

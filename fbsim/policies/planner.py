@@ -40,7 +40,7 @@ from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.legal import commit_is_legal
 from fbsim.game.public import mine, world_projection
-from fbsim.policies import BotSpec, Param
+from fbsim.policies import BotSpec, Param, param_index
 from fbsim.policies.beliefs import likeliest_accelerationist
 from fbsim.policies.common import (
     ANY_INCOME,
@@ -61,24 +61,50 @@ from fbsim.policies.common import (
     reveal_pays,
 )
 
-P_AIM = 0
-P_TOLERANCE = 1
-P_CHIPS = 2
-P_CHIPS_CHANGE = 3
-P_BURN_FLOOR = 4
-P_FUTILE = 5
-P_COLLAPSE = 6
-P_MASK_BURNS = 7
-P_MASK_COOLS = 8
-P_DISGUISE = 9
-P_GREED = 10
-P_BUY = 11
-P_BUY_UNTIL = 12
-P_PAYBACK = 13
-P_RESERVE = 14
-P_ACCUSE = 15
-P_ACCUSE_MIN = 16
-P_CORNERED = 17
+PARAMS = (
+    Param("aim", 529.5, "final Dial (ppm) it steers the projection towards", 300, 800),
+    Param("tolerance", 4.0, "ppm off the aim it accepts without steering", 0, 100),
+    Param("chips", 3.0, "steering COOL/BURN Agents at most in round 1", 0, 6),
+    Param("chips_change", 0.0, "... plus this many by the last round (linear in between)",
+          -6, 6),
+    Param("burn_floor", 0.0, "BURN Agents every round, for their pay", 0, 6),
+    Param("futile", 1.0, "1: stop steering where `chips` a round cannot reach the aim", 0, 1),
+    Param("collapse", 0.0, "1: burn every Agent once Collapse is within reach", 0, 1),
+    Param("mask_burns", 1.0, "burns masked per round while Masks last", 0, 6),
+    Param("mask_cools", 0.0, "cools masked per round while Masks last", 0, 6),
+    Param("disguise", 0.0, "open COOL Agents every round (a Steward's open profile)", 0, 6),
+    Param("greed", 0.0, "share of the rest of the Fog pot it claims (0 honest, 1 all)", 0, 1),
+    Param("buy", 0.0, "0 nothing, 1 cooling, 2 income, 3 heat assets, 4 towards the aim, "
+          "5 Bunkers", 0, 5),
+    Param("buy_until", 7.0, "last round in which it buys by `buy`", 0, L.MAX_ROUNDS),
+    Param("payback", 99.0, "besides: buys income assets while this many world turns remain "
+          "(99: never)", 0, 99),
+    Param("reserve", 0.0, "Capital kept after a purchase", 0, 100),
+    Param("accuse", 1.0, "0 nobody, 1 most open burner, 2 most open cooler, 3 by the Dial, "
+          "4 the likeliest Accelerationist", 0, 4),
+    Param("accuse_min", 0.0, "with accuse 4: the least evidence score it points on", -50, 50),
+    Param("cornered", 1.0, "0 pay, 1 reveal, 2 reveal when the Accelerationist's pay is "
+          "worth it", 0, 2),
+)
+
+P_AIM = param_index(PARAMS, "aim")
+P_TOLERANCE = param_index(PARAMS, "tolerance")
+P_CHIPS = param_index(PARAMS, "chips")
+P_CHIPS_CHANGE = param_index(PARAMS, "chips_change")
+P_BURN_FLOOR = param_index(PARAMS, "burn_floor")
+P_FUTILE = param_index(PARAMS, "futile")
+P_COLLAPSE = param_index(PARAMS, "collapse")
+P_MASK_BURNS = param_index(PARAMS, "mask_burns")
+P_MASK_COOLS = param_index(PARAMS, "mask_cools")
+P_DISGUISE = param_index(PARAMS, "disguise")
+P_GREED = param_index(PARAMS, "greed")
+P_BUY = param_index(PARAMS, "buy")
+P_BUY_UNTIL = param_index(PARAMS, "buy_until")
+P_PAYBACK = param_index(PARAMS, "payback")
+P_RESERVE = param_index(PARAMS, "reserve")
+P_ACCUSE = param_index(PARAMS, "accuse")
+P_ACCUSE_MIN = param_index(PARAMS, "accuse_min")
+P_CORNERED = param_index(PARAMS, "cornered")
 
 # what `buy` buys
 BUY_NOTHING = 0
@@ -243,32 +269,6 @@ def accuse(R, V, P, seed, game):
 def cornered(R, V, P, seed, game):
     return plan_cornered(R, V, P, 0)
 
-
-PARAMS = (
-    Param("aim", 529.5, "final Dial (ppm) it steers the projection towards", 300, 800),
-    Param("tolerance", 4.0, "ppm off the aim it accepts without steering", 0, 100),
-    Param("chips", 3.0, "steering COOL/BURN Agents at most in round 1", 0, 6),
-    Param("chips_change", 0.0, "... plus this many by the last round (linear in between)",
-          -6, 6),
-    Param("burn_floor", 0.0, "BURN Agents every round, for their pay", 0, 6),
-    Param("futile", 1.0, "1: stop steering where `chips` a round cannot reach the aim", 0, 1),
-    Param("collapse", 0.0, "1: burn every Agent once Collapse is within reach", 0, 1),
-    Param("mask_burns", 1.0, "burns masked per round while Masks last", 0, 6),
-    Param("mask_cools", 0.0, "cools masked per round while Masks last", 0, 6),
-    Param("disguise", 0.0, "open COOL Agents every round (a Steward's open profile)", 0, 6),
-    Param("greed", 0.0, "share of the rest of the Fog pot it claims (0 honest, 1 all)", 0, 1),
-    Param("buy", 0.0, "0 nothing, 1 cooling, 2 income, 3 heat assets, 4 towards the aim, "
-          "5 Bunkers", 0, 5),
-    Param("buy_until", 7.0, "last round in which it buys by `buy`", 0, L.MAX_ROUNDS),
-    Param("payback", 99.0, "besides: buys income assets while this many world turns remain "
-          "(99: never)", 0, 99),
-    Param("reserve", 0.0, "Capital kept after a purchase", 0, 100),
-    Param("accuse", 1.0, "0 nobody, 1 most open burner, 2 most open cooler, 3 by the Dial, "
-          "4 the likeliest Accelerationist", 0, 4),
-    Param("accuse_min", 0.0, "with accuse 4: the least evidence score it points on", -50, 50),
-    Param("cornered", 1.0, "0 pay, 1 reveal, 2 reveal when the Accelerationist's pay is "
-          "worth it", 0, 2),
-)
 
 BOT = BotSpec(
     name="planner",

@@ -13,7 +13,7 @@ from fbsim.game import layout as L
 from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.public import mine, world_projection
-from fbsim.policies import BotSpec, Param
+from fbsim.policies import BotSpec, Param, param_index
 from fbsim.policies.common import (
     ANY_INCOME,
     COOLING,
@@ -28,11 +28,20 @@ from fbsim.policies.common import (
     others_net_per_round,
 )
 
-P_MARGIN = 0
-P_BURN_SLACK = 1
-P_MAX_BURN = 2
-P_MASK_BURNS = 3
-P_RESERVE = 4
+PARAMS = (
+    Param("margin", 5.0, "ppm below Severe the projection aims for", -100, 100),
+    Param("burn_slack", 15.0, "headroom (ppm) under the aim before it burns at all", 0,
+          1000),
+    Param("max_burn", 1.0, "BURN Agents at most per round", 0, 6),
+    Param("mask_burns", 1.0, "1: mask its burns while Masks last; 0: never mask", 0, 1),
+    Param("reserve", 0.0, "Capital kept after a purchase", 0, 1000),
+)
+
+P_MARGIN = param_index(PARAMS, "margin")
+P_BURN_SLACK = param_index(PARAMS, "burn_slack")
+P_MAX_BURN = param_index(PARAMS, "max_burn")
+P_MASK_BURNS = param_index(PARAMS, "mask_burns")
+P_RESERVE = param_index(PARAMS, "reserve")
 
 
 @shared
@@ -81,14 +90,7 @@ def cornered(R, V, P, seed, game):
 BOT = BotSpec(
     name="steward",
     summary="honest Steward: keeps the projected Dial in Warming, claims only its own",
-    params=(
-        Param("margin", 5.0, "ppm below Severe the projection aims for", -100, 100),
-        Param("burn_slack", 15.0, "headroom (ppm) under the aim before it burns at all", 0,
-              1000),
-        Param("max_burn", 1.0, "BURN Agents at most per round", 0, 6),
-        Param("mask_burns", 1.0, "1: mask its burns while Masks last; 0: never mask", 0, 1),
-        Param("reserve", 0.0, "Capital kept after a purchase", 0, 1000),
-    ),
+    params=PARAMS,
     commit=commit,
     fog_request=fog_request,
     market=market,

@@ -24,7 +24,7 @@ from fbsim.game import shape
 from fbsim.game.jit import shared
 from fbsim.game.legal import commit_is_legal
 from fbsim.game.public import mine, world_projection
-from fbsim.policies import BotSpec, Param
+from fbsim.policies import BotSpec, Param, param_index
 from fbsim.policies.common import (
     ANY_INCOME,
     COOLING,
@@ -43,19 +43,39 @@ from fbsim.policies.common import (
     reveal_pays,
 )
 
-P_AIM = 0
-P_TOLERANCE = 1
-P_CHIPS_EARLY = 2
-P_CHIPS_LATE = 3
-P_BURN_FLOOR = 4
-P_MASK_BURNS = 5
-P_MASK_COOLS = 6
-P_GREED = 7
-P_BUY_STEER = 8
-P_PAYBACK = 9
-P_RESERVE = 10
-P_ACCUSE = 11
-P_CORNERED = 12
+PARAMS = (
+    Param("aim", 529.5, "final Dial (ppm) it steers the projection towards", 300, 800),
+    Param("tolerance", 4.0, "ppm off the aim it accepts without steering", 0, 100),
+    Param("chips_early", 3.0, "steering COOL/BURN Agents at most in round 1", 0, 6),
+    Param("chips_late", 3.0, "... in the last round (linear in between)", 0, 6),
+    Param("burn_floor", 0.0, "BURN Agents every round, whatever the Dial", 0, 6),
+    Param("mask_burns", 1.0, "burns masked per round while Masks last", 0, 6),
+    Param("mask_cools", 0.0, "cools masked per round while Masks last", 0, 6),
+    Param("greed", 0.0, "share of the rest of the Fog pot it claims (0 honest, 1 all)",
+          0, 1),
+    Param("buy_steer", 1.0, "1: buy assets that push the Dial its way; 0: never", 0, 1),
+    Param("payback", 3.0, "world turns left it needs to buy an income asset (99: never)",
+          0, 99),
+    Param("reserve", 0.0, "Capital kept after a purchase", 0, 100),
+    Param("accuse", 3.0, "0 nobody, 1 most open burner, 2 most open cooler, 3 by the Dial",
+          0, 3),
+    Param("cornered", 1.0, "0 pay, 1 reveal, 2 reveal when the Accelerationist's pay is "
+          "worth it", 0, 2),
+)
+
+P_AIM = param_index(PARAMS, "aim")
+P_TOLERANCE = param_index(PARAMS, "tolerance")
+P_CHIPS_EARLY = param_index(PARAMS, "chips_early")
+P_CHIPS_LATE = param_index(PARAMS, "chips_late")
+P_BURN_FLOOR = param_index(PARAMS, "burn_floor")
+P_MASK_BURNS = param_index(PARAMS, "mask_burns")
+P_MASK_COOLS = param_index(PARAMS, "mask_cools")
+P_GREED = param_index(PARAMS, "greed")
+P_BUY_STEER = param_index(PARAMS, "buy_steer")
+P_PAYBACK = param_index(PARAMS, "payback")
+P_RESERVE = param_index(PARAMS, "reserve")
+P_ACCUSE = param_index(PARAMS, "accuse")
+P_CORNERED = param_index(PARAMS, "cornered")
 
 
 @shared
@@ -149,25 +169,7 @@ def cornered(R, V, P, seed, game):
 BOT = BotSpec(
     name="tunable",
     summary="tunable: steers the projected Dial to a chosen aim; every habit a parameter",
-    params=(
-        Param("aim", 529.5, "final Dial (ppm) it steers the projection towards", 300, 800),
-        Param("tolerance", 4.0, "ppm off the aim it accepts without steering", 0, 100),
-        Param("chips_early", 3.0, "steering COOL/BURN Agents at most in round 1", 0, 6),
-        Param("chips_late", 3.0, "... in the last round (linear in between)", 0, 6),
-        Param("burn_floor", 0.0, "BURN Agents every round, whatever the Dial", 0, 6),
-        Param("mask_burns", 1.0, "burns masked per round while Masks last", 0, 6),
-        Param("mask_cools", 0.0, "cools masked per round while Masks last", 0, 6),
-        Param("greed", 0.0, "share of the rest of the Fog pot it claims (0 honest, 1 all)",
-              0, 1),
-        Param("buy_steer", 1.0, "1: buy assets that push the Dial its way; 0: never", 0, 1),
-        Param("payback", 3.0, "world turns left it needs to buy an income asset (99: never)",
-              0, 99),
-        Param("reserve", 0.0, "Capital kept after a purchase", 0, 100),
-        Param("accuse", 3.0, "0 nobody, 1 most open burner, 2 most open cooler, 3 by the Dial",
-              0, 3),
-        Param("cornered", 1.0, "0 pay, 1 reveal, 2 reveal when the Accelerationist's pay is "
-              "worth it", 0, 2),
-    ),
+    params=PARAMS,
     commit=commit,
     fog_request=fog_request,
     market=market,
