@@ -11,6 +11,13 @@ from typing import Annotated
 import typer
 
 from fbsim.errors import FbsimError, Interrupted, UsageError, cut, did_you_mean
+from fbsim.experiments.run.options import (
+    folder_ok,
+    games_count,
+    parent_exists,
+    sizes_for,
+    table_sizes,
+)
 from fbsim.limits import MAX_GAMES, MAX_SEED
 from fbsim.version import __version__
 
@@ -51,66 +58,6 @@ def _rules(rules_file: Path | None, sets: list[str] | None, players: int | None 
     from fbsim.rules import load_rules
 
     return load_rules(rules_file, list(sets or []), bots=bots, players=players)
-
-
-def _players_range(text: str | None) -> list[int | None]:
-    """`4`, `3..6` or `3,5`."""
-    if text is None:
-        return [None]
-    try:
-        if not text.isascii():  # (int() would read "٣" as 3)
-            raise ValueError
-        if ".." in text:
-            lo, hi = (int(x) for x in text.split("..", 1))
-            if lo > hi:
-                raise ValueError
-            if lo < 3 or hi > 6:  # (before a range of a huge number of sizes is made)
-                raise UsageError(f"--players: table sizes are 3 to 6, got "
-                                 f"{lo if lo < 3 else hi}")
-            return list(range(lo, hi + 1))
-        return [int(x) for x in text.split(",")]
-    except ValueError:
-        raise UsageError(f"--players: expected N, LO..HI or N,M,..., got '{cut(text)}'"
-                         ) from None
-
-
-def _named_players(rules_file: Path | None, sets: list[str] | None) -> tuple[int, str] | None:
-    """The table size a rules file or --set names, and where; None when neither does."""
-    from fbsim.experiments.run.spec import players_source
-    from fbsim.rules import parse_set
-
-    n = _rules(rules_file, sets, bots={}).players  # (bad rules fail here, with their message)
-
-    def fail(message: str):
-        raise UsageError(f"--rules {rules_file}: {message}")
-
-    source = players_source(rules_file, dict(parse_set(x) for x in sets or []), fail)
-    return None if source is None else (n, source)
-
-
-def _sizes(players: str | None, default: str, rules_file: Path | None,
-           sets: list[str] | None) -> list[int]:
-    """Table sizes: --players; without it, the size the rules file or --set names, else
-    `default`. A --players that disagrees with the rules' size fails naming both."""
-    named = _named_players(rules_file, sets)
-    if players is None:
-        return [named[0]] if named is not None else _table_sizes(default)
-    sizes = _table_sizes(players)
-    if named is not None and sizes != [named[0]]:
-        raise UsageError(f"--players {players}: conflicts with players = {named[0]} from "
-                         f"{named[1]}")
-    return sizes
-
-
-def _table_sizes(text: str) -> list[int]:
-    """`_players_range`, each a supported table size (R-S6: 3 to 6)."""
-    sizes = [n for n in _players_range(text) if n is not None]
-    for n in sizes:
-        if not 3 <= n <= 6:
-            raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
-    if len(set(sizes)) != len(sizes):
-        raise UsageError(f"--players: a table size is repeated in '{cut(text)}'")
-    return sizes
 
 
 @app.command("rules", help="Print the effective rules as TOML, with a comment per key.\n\n"
@@ -191,7 +138,7 @@ def replay_cmd(
         rec = play_script(doc, base, events=True)
         out.append((rules, rec, doc.get("title")))
     else:
-        for n in [None] if players is None else _table_sizes(players):
+        for n in [None] if players is None else table_sizes(players):
             bots: dict = {}
             rules = _rules(rules_file, set_, n, bots)
             lu = parse_lineup(lineup, seat or [], rules.players).with_bot_params(bots)
@@ -277,8 +224,8 @@ def bench_cmd(
     from fbsim.game.lineup import parse_lineup
 
     base = _rules(rules_file, set_)
-    sizes = _table_sizes(players)
-    n_games = _games(games)
+    sizes = table_sizes(players)
+    n_games = games_count(games)
     if threads is not None and threads > numba.config.NUMBA_NUM_THREADS:
         raise UsageError(f"--threads: at most {numba.config.NUMBA_NUM_THREADS} on this "
                          f"machine, got {threads}")
@@ -302,7 +249,7 @@ def bench_cmd(
         return
     res = run_bench(sizes, n_games, ref_games, base, lu, threads=threads, repeats=repeats,
                     compile_times=compile_times, openspiel_games=openspiel_games,
-                    rss_games=None if rss_games is None else _games(rss_games, "--rss-games"),
+                    rss_games=None if rss_games is None else games_count(rss_games, "--rss-games"),
                     echo=echo)
     if as_json:
         typer.echo(json.dumps(res, indent=1))
@@ -323,35 +270,6 @@ def _progress(quiet: bool):
     from fbsim.experiments.run.progress import RichProgress
 
     return RichProgress()
-
-
-def _games(text: str, flag: str = "--games") -> int:
-    """`1000000`, `1e6` or `1_000_000`."""
-    try:
-        v = float(text.replace("_", "")) if any(c in text for c in ".eE") else int(
-            text.replace("_", ""))
-    except ValueError:
-        raise UsageError(f"{flag}: expected a number of games, got '{cut(text)}'") from None
-    if not 1 <= v <= MAX_GAMES:
-        raise UsageError(f"{flag}: expected 1 to {MAX_GAMES:.0e} games, got '{cut(text)}'")
-    if v != int(v):
-        raise UsageError(f"{flag}: expected a whole number >= 1, got '{cut(text)}'")
-    return int(v)
-
-
-def _parent_exists(*paths: tuple[Path | None, str]) -> None:
-    """Output files must go into an existing folder (checked before any game is played)."""
-    for path, flag in paths:
-        if path is not None and not path.parent.is_dir():
-            raise UsageError(f"{flag} {path}: folder {path.parent} does not exist" if not
-                             path.parent.exists() else f"{flag} {path}: {path.parent} is not "
-                             "a folder")
-
-
-def _folder_ok(path: Path, flag: str) -> None:
-    """An output folder must not be an existing file (checked before anything is written)."""
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"{flag} {path}: exists and is not a folder")
 
 
 @app.command("simulate", help="Play many games of one table and print win rates with 95% "
@@ -393,8 +311,8 @@ def simulate_cmd(
     from fbsim.experiments.run.provenance import check_output_file
     from fbsim.experiments.run.simulate import format_report, simulate, write_metrics
 
-    n = _games(games)
-    _parent_exists((out, "--out"), (records, "--records"))
+    n = games_count(games)
+    parent_exists((out, "--out"), (records, "--records"))
     for path, flag, kind in ((out, "--out", "simulation"), (records, "--records", "game records")):
         if path is not None:
             check_output_file(path, flag, (kind,))
@@ -470,56 +388,20 @@ def sweep_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
-    from fbsim.experiments.run.spec import (
-        SweepSpec,
-        load_spec,
-        parse_vary,
-        read_spec_file,
-        resolve_players,
-    )
+    from fbsim.experiments.run.spec import sweep_from_command_line
     from fbsim.experiments.run.sweep import run_sweep
-    from fbsim.rules import parse_set
 
-    spec = load_spec(spec_file) if spec_file is not None else SweepSpec(
-        players=[3, 4, 5, 6] if not vary else [4])
-    if spec_file is None and not vary:
-        spec.vary = {"baseline_offset": [-2, -1, 0, 1, 2]}
-    if vary:
-        spec.vary = {**spec.vary, **parse_vary(vary)}
-    if players is not None:
-        spec.players = _table_sizes(players)
-    if games is not None:
-        spec.games = _games(games)
-    if seed is not None:
-        spec.seed = seed
-    if lineup is not None:
-        spec.lineup = lineup
-    if seat:
-        spec.seats = list(seat)
-    if rules_file is not None:
-        spec.rules = str(rules_file)
-    for item in set_ or []:
-        k, v = parse_set(item)
-        spec.set[k] = v
-    for item in baseline or []:
-        k, v = parse_set(item)
-        spec.baseline[k] = v
-    # players named by the rules file or --set (when no --players or spec file says others)
-    resolve_players(spec, players, spec_file is not None
-                    and "players" in read_spec_file(spec_file, "sweep spec")[0])
-    if ci_width is not None:
-        spec.ci_width = ci_width
-    if min_games is not None:
-        spec.min_games = _games(min_games, "--min-games")
-    if max_games is not None:
-        spec.max_games = _games(max_games, "--max-games")
+    spec = sweep_from_command_line(
+        spec_file, vary=vary or [], players=players, games=games, seed=seed, lineup=lineup,
+        seats=seat or [], rules=rules_file, sets=set_ or [], baseline=baseline or [],
+        ci_width=ci_width, min_games=min_games, max_games=max_games)
     echo = None if as_json and quiet else (lambda m: typer.echo(m, err=True))
     from fbsim.experiments.run.cluster import open_client
 
     with open_client(scheduler, workers) as (client, threads):
         res = run_sweep(spec, out, progress=_progress(quiet), force=force, echo=echo,
                         client=client, threads=threads,
-                        task_games=None if task_games is None else _games(task_games,
+                        task_games=None if task_games is None else games_count(task_games,
                                                                           "--task-games"))
     if as_json:
         typer.echo(json.dumps(res.summary(), indent=1))
@@ -605,11 +487,11 @@ def report_cmd(
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import check_output_file
 
-    n = _games(games)
-    sizes = _sizes(players, "3..6", rules_file, set_)
+    n = games_count(games)
+    sizes = sizes_for(players, "3..6", rules_file, set_)
     if out.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"--out {out}: expected an .html file")
-    _parent_exists((out, "--out"), (screenshot, "--screenshot"))
+    parent_exists((out, "--out"), (screenshot, "--screenshot"))
     check_output_file(out.with_suffix(".parquet"), "--out", ("balance report",))
     if screenshot is not None and screenshot.suffix.lower() != ".png":
         raise UsageError(f"--screenshot {screenshot}: expected a .png file")
@@ -674,7 +556,7 @@ def experiment_cmd(
         if name not in exps:
             raise UsageError(f"unknown experiment '{cut(name)}'{did_you_mean(name, exps)} "
                              "(fbsim experiment --list)")
-    n = _games(games) if games is not None else None
+    n = games_count(games) if games is not None else None
     if field is not None and results == Path("results"):
         raise UsageError("--field: give another --results folder (results/ holds the "
                          "experiments of the default bots)")
@@ -752,7 +634,7 @@ def exploit_cmd(
     from fbsim.game.lineup import parse_lineup
     from fbsim.rules import parse_set, rules_to_toml
 
-    sizes = _sizes(players, "4", rules_file, set_)
+    sizes = sizes_for(players, "4", rules_file, set_)
     if deviate not in MODES:
         raise UsageError(f"--deviate: one of {', '.join(MODES)}, got '{cut(deviate)}'")
     if field is not None:  # ("{players}" in a field file's path: each table size's file)
@@ -768,13 +650,13 @@ def exploit_cmd(
     sets = dict(parse_set(x) for x in set_ or [])
     for n in sizes:  # the rules and the budget must be valid before any game runs
         _rules(rules_file, set_, n, bots={})
-        per_candidate(_games(budget, "--budget"), generations, population, n, deviate)
-    kw = {"field": field, "budget": _games(budget, "--budget"), "generations": generations,
-          "population": population, "confirm_games": _games(confirm_games, "--confirm-games"),
+        per_candidate(games_count(budget, "--budget"), generations, population, n, deviate)
+    kw = {"field": field, "budget": games_count(budget, "--budget"), "generations": generations,
+          "population": population, "confirm_games": games_count(confirm_games, "--confirm-games"),
           "seed": seed, "rules": None if rules_file is None else str(rules_file), "sets": sets,
           "force": force, "progress": _progress(quiet or as_json), "deviate": deviate}
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
-    _folder_ok(out, "--out")
+    folder_ok(out, "--out")
     check_output_folder(out, "--out", ("exploit",))
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         kw["client"] = client
@@ -896,7 +778,7 @@ def equilibrium_cmd(
 
     if draw not in DRAWS:
         raise UsageError(f"--draw: one of {', '.join(DRAWS)}, got '{cut(draw)}'")
-    sizes = _sizes(players, "3..6", rules_file, set_)
+    sizes = sizes_for(players, "3..6", rules_file, set_)
     given = {"generations": generations, "population": population, "starts": starts,
              "iterations": iterations, "audits": audits}
     for name, text in (("search_games", search_games), ("confirm_games", confirm_games),
@@ -904,7 +786,7 @@ def equilibrium_cmd(
                        ("screen_games", screen_games), ("select_games", select_games),
                        ("audit_games", audit_games)):
         if text is not None:
-            given[name] = _games(text, "--" + name.replace("_", "-"))
+            given[name] = games_count(text, "--" + name.replace("_", "-"))
     given["meta_steps"], given["audit_starts"] = meta_steps, audit_starts
     own = {"seat": {"meta_games", "meta_steps", "screen_games", "select_games", "audit_games",
                     "audit_starts"}, "agenda": {"cell_games"}}
@@ -931,7 +813,7 @@ def equilibrium_cmd(
                                  "(--draw seat)")
             warm_start(start_from, n)
     echo = None if as_json or quiet else (lambda m: typer.echo(m, err=True))
-    _folder_ok(out, "--out")
+    folder_ok(out, "--out")
     check_output_folder(out, "--out", ("equilibrium",))
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
@@ -1006,6 +888,7 @@ def tune_cmd(
     from fbsim.experiments.search.tune import (
         ROBUST_FIELDS,
         check_tune_spec,
+        format_tune,
         load_tune_spec,
         tune,
         write_tune,
@@ -1019,7 +902,7 @@ def tune_cmd(
     started = now_iso()
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
     check_tune_spec(spec)
-    _folder_ok(out, "--out")
+    folder_ok(out, "--out")
     check_output_folder(out, "--out", ("tune",))
     with output_lock(out):
         with open_client(scheduler, workers) as (client, _threads):
@@ -1029,13 +912,7 @@ def tune_cmd(
     if as_json:
         typer.echo(res.ranked.to_json(orient="records", indent=1))
         return
-    cols = ["rank", *spec.params, "loss"] + [c for c in res.ranked.columns
-                                              if c.startswith(("p", "loss_f", "worst"))
-                                              and "_" in c]
-    typer.echo(res.ranked[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
-    typer.echo("best: " + ", ".join(f"{k} = {v}" for k, v in res.best.items()))
-    typer.echo(f"its loss on a fresh seed ({int(res.ranked.loc[0, 'fresh_seed'])}): "
-               f"{res.fresh['loss']:.4f} (the figure to quote: the ranked losses chose it)")
+    typer.echo(format_tune(res, spec))
     for p in paths:
         typer.echo(str(p))
 
@@ -1059,7 +936,7 @@ def _tune_equilibrium(target: Path | None, out: Path, force: bool, as_json: bool
     check_rulebook_spec(spec)
     started = now_iso()
     echo = None if (as_json or quiet) else (lambda m: typer.echo(m, err=True))
-    _folder_ok(out, "--out")
+    folder_ok(out, "--out")
     check_output_folder(out, "--out", ("rules search (tune --equilibrium)",))
     with output_lock(out):
         with open_client(scheduler, workers) as (client, _threads):

@@ -14,9 +14,7 @@ constants under numba. Bump ``LAYOUT_VERSION`` whenever an index changes.
 
 from __future__ import annotations
 
-LAYOUT_VERSION = 7  # 5: R_FLIP_WHEN, R_REVEALED_ACCUSABLE, R_ACCEL_HEAT_OWN_ONLY; D8 a mode
-# 6: the view's private section holds one block per seat (a player reads its own: `mine`)
-# 7: V_MY_MEMO, a word of the bot's own for the game; V_WORLD_PROJECTION a memo (STALE)
+LAYOUT_VERSION = 7  # in every output's provenance; what each change was: the commit log
 
 MAX_PLAYERS = 6
 MAX_ROUNDS = 16

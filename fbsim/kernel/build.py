@@ -187,8 +187,8 @@ def shaped(shape: tuple[int, ...]) -> bool:
     """Whether a fast build is compiled for tables of this shape (FBSIM_SHAPES: `standard`,
     the default rules' shapes at 3-6 players, which sweeps of any other rule keep; `all`,
     every shape; `none`). A build for one shape compiles once per shape (cached like any
-    build) and plays the same games, the 4-player kernel about 16% faster (results/bench.md);
-    rule sets of other shapes play the build for any shape."""
+    build) and plays the same games, faster (results/bench.md); rule sets of other shapes
+    play the build for any shape."""
     setting = shapes_setting()
     if setting == "all":
         return True

@@ -16,8 +16,7 @@ from __future__ import annotations
 from fbsim.game import layout as L
 from fbsim.game.record import GAME_FIELDS
 
-KERNEL_VERSION = 3  # 2: the Dial at the end of every round (records and aggregates); 3: a
-# seat's `bot` (records, per-bot counters) is its lineup entry, with that entry's parameters
+KERNEL_VERSION = 3  # in every output's provenance; bumped when the records change
 
 P6 = L.MAX_PLAYERS
 PRIV = L.PRIV

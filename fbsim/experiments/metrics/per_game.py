@@ -10,9 +10,8 @@ that game (`fbsim.experiments.metrics.definitions` names which, once per metric)
 
 They are compiled and called game by game by the block measure that
 `fbsim.experiments.metrics.compiled` generates from the metric declarations, inlined into it
-(`fbsim.game.jit.shared_inline`: each is a line or two, and compiling 25 of them on their own
-took about 3 of a cold start's seconds); with `NUMBA_DISABLE_JIT=1` they run as plain Python
-with the same results.
+(`fbsim.game.jit.shared_inline`: each is a line or two, not worth a compile of its own); with
+`NUMBA_DISABLE_JIT=1` they run as plain Python with the same results.
 """
 
 from __future__ import annotations

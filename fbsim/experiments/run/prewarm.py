@@ -5,8 +5,8 @@ On a cold cache the runner path compiles two independent things: the lineup's ke
 about a fifth). numba compiles one function at a time in a process, so the runner starts a
 helper process (`python -m fbsim.experiments.run.prewarm`) that compiles the measure into
 numba's disk cache while this process compiles the kernel; the first chunk to be measured
-waits for the helper, then loads the measure from the cache (a cold start of `fbsim
-simulate` measured 14 s with the helper against 17 s without).
+waits for the helper, then loads the measure from the cache (a shorter cold start:
+results/bench.md).
 
 Only the measure, and only while this process waits for it: numba's cache index is not safe
 against two processes adding different versions of one function at the same moment, and the

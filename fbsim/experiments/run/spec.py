@@ -38,11 +38,17 @@ import hashlib
 import itertools
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from fbsim.errors import ConfigError, FbsimError, UsageError, cut, shown
+from fbsim.experiments.run.options import (
+    checked_sizes,
+    games_count,
+    players_source,
+    table_sizes,
+)
 from fbsim.game.lineup import Lineup, merge_bot_params, parse_lineup, split_seat_items
 from fbsim.inputs import Key, check, failing
 from fbsim.limits import MAX_GAMES, MAX_SEED
@@ -203,11 +209,13 @@ def parse_vary(items: list[str]) -> dict[str, list[Any]]:
 
 
 def players_list(raw: Any) -> list[int]:
-    values = parse_values("players", raw)
-    for v in values:
-        if not isinstance(v, int) or isinstance(v, bool) or not 3 <= v <= 6:
-            raise SpecError(f"players: table sizes are 3 to 6, got {shown(v)}")
-    return values
+    """A spec's `players`: 4, "3..6", "3,5" or [3, 4] (`options.table_sizes`)."""
+    try:
+        if isinstance(raw, str):
+            return table_sizes(raw, "players")
+        return checked_sizes(raw if isinstance(raw, list) else [raw], "players")
+    except UsageError as e:
+        raise SpecError(str(e)) from None
 
 
 def named_players(spec: SweepSpec) -> tuple[int, str] | None:
@@ -220,16 +228,6 @@ def named_players(spec: SweepSpec) -> tuple[int, str] | None:
 
     source = players_source(spec.rules, spec.set, fail)
     return None if source is None else (n, source)
-
-
-def players_source(rules: str | Path | None, sets: dict, fail) -> str | None:
-    """Where the rules name a table size (`--set players=N`, else the rules file), or None;
-    `fail(message)` reports an unreadable rules file."""
-    if "players" in sets:
-        return f"--set players={sets['players']}"
-    if rules is not None and "players" in read_toml(rules, fail):
-        return f"the rules file {rules}"
-    return None
 
 
 def resolve_players(spec: SweepSpec, flag: str | None, spec_named: bool = False) -> None:
@@ -250,6 +248,40 @@ def resolve_players(spec: SweepSpec, flag: str | None, spec_named: bool = False)
 
 
 # ------------------------------------------------------------------------------ files
+
+
+DEFAULT_SWEEP = {"baseline_offset": [-2, -1, 0, 1, 2]}  # at 3 to 6 players (`fbsim sweep`)
+
+
+def sweep_from_command_line(spec_file: Path | None, *, vary: list[str], players: str | None,
+                            games: str | None, seed: int | None, lineup: str | None,
+                            seats: list[str], rules: Path | None, sets: list[str],
+                            baseline: list[str], ci_width: float | None,
+                            min_games: str | None, max_games: str | None) -> SweepSpec:
+    """The sweep `fbsim sweep` runs: the spec file, or the default sweep (`DEFAULT_SWEEP`;
+    with --vary, those keys at 4 players), with each flag given over it; the table sizes the
+    rules name unless --players or the spec file gives others (then they must agree)."""
+    doc: dict = {}
+    if spec_file is not None:
+        doc, where = read_spec_file(spec_file, "sweep spec")
+        spec = spec_from_dict(doc, where, base_dir=Path(spec_file).parent)
+    else:
+        spec = SweepSpec(players=[4] if vary else [3, 4, 5, 6],
+                         vary={} if vary else dict(DEFAULT_SWEEP))
+    def read(value, how):
+        return None if value is None else how(value)
+
+    given = {"players": read(players, table_sizes), "games": read(games, games_count),
+             "seed": seed, "lineup": lineup, "seats": list(seats) or None,
+             "rules": read(rules, str), "ci_width": ci_width,
+             "min_games": read(min_games, lambda x: games_count(x, "--min-games")),
+             "max_games": read(max_games, lambda x: games_count(x, "--max-games"))}
+    spec = replace(spec, **{k: v for k, v in given.items() if v is not None},
+                   vary={**spec.vary, **parse_vary(vary)},
+                   set={**spec.set, **dict(parse_set(x) for x in sets)},
+                   baseline={**spec.baseline, **dict(parse_set(x) for x in baseline)})
+    resolve_players(spec, players, "players" in doc)
+    return spec
 
 
 def read_spec_file(path: str | Path, what: str) -> tuple[dict, str]:

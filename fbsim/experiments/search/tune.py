@@ -313,6 +313,18 @@ def tune(spec: TuneSpec, out: str | Path = "out/tune", client=None, progress=Non
                       fresh)
 
 
+def format_tune(res: TuneResult, spec: TuneSpec) -> str:
+    """The ranked candidates as a text table, the best, and its loss on a fresh seed."""
+    cols = ["rank", *spec.params, "loss"] + [c for c in res.ranked.columns
+                                              if c.startswith(("p", "loss_f", "worst"))
+                                              and "_" in c]
+    return "\n".join([
+        res.ranked[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"),
+        "best: " + ", ".join(f"{k} = {v}" for k, v in res.best.items()),
+        f"its loss on a fresh seed ({int(res.ranked.loc[0, 'fresh_seed'])}): "
+        f"{res.fresh['loss']:.4f} (the figure to quote: the ranked losses chose it)"])
+
+
 def _best_toml(spec: TuneSpec, best: dict) -> str:
     from fbsim.rules import load_rules, nest, rules_to_toml
 
