@@ -108,10 +108,10 @@ def runner_seconds(rules: Rules, lineup: Lineup, games: int, threads: int,
     arm = Arm(rules, lineup, checked=checked or None)
     tally = Tally.for_rules(rules, lineup)
 
-    def count(first: int, recs: list[dict]) -> None:
-        tally.add(tally.measure(recs[0], rules, lineup))
+    def count(first: int, recs: list[dict], blocks: list) -> None:
+        tally.add(blocks[0])
 
-    def drop(first: int, recs: list[dict]) -> None:
+    def drop(first: int, recs: list[dict], blocks: list) -> None:
         pass
 
     prev = numba.get_num_threads()

@@ -242,7 +242,7 @@ def test_dial_round_histograms_equal_reference_games():
     games = 120
     t = Tally.for_rules(rules, lineup)
     run_blocks([Arm(rules, lineup)], 9, 0, games,
-               lambda first, recs: t.add(t.measure(recs[0], rules, lineup)), block=7)
+               lambda first, recs, blocks: t.add(t.measure(recs[0], rules, lineup)), block=7)
     recs = [play_game(rules, lineup, 9, g) for g in range(games)]
     traj = np.array([r.dial_by_round for r in recs])
     assert t.dial_round_hist.shape == (rules.rounds, 1024)

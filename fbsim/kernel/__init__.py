@@ -141,12 +141,9 @@ class Records:
 
 class Columns(dict):
     """The record's columns by field name; `kernel_arrays` holds the kernel's arrays they are
-    views of (G, SE, AS, DR), which the metrics read in place; `measured`, when the runner
-    counted the games as they were played, (the `Measure`, its `Block`)
-    (`fbsim.experiments.run.runner.play`)."""
+    views of (G, SE, AS, DR), which the metrics read in place."""
 
     kernel_arrays: tuple
-    measured: tuple | None = None
 
 
 def _illegal(first_game: int, j: int, e: int) -> FbsimError:

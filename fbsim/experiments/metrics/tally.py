@@ -107,12 +107,8 @@ class Tally:
         return got[2]
 
     def measure(self, rec: dict, rules: Rules, lineup: Lineup) -> Block:
-        """Every metric of this tally for a block of records played by `lineup` (counted
-        once: a block the runner counted as it was played is taken as it is)."""
-        done = getattr(rec, "measured", None)
-        if done is not None and done[0].rules is rules and done[0].lineup is lineup and any(
-                m is done[0] for _, _, m in self._measures.values()):  # one of this tally's
-            return done[1]
+        """Every metric of this tally for a block of records played by `lineup` (the runner
+        measures what it plays itself: `run_blocks`' blocks)."""
         return self.measurer(rules, lineup).block(rec)
 
     def add(self, block: Block, base: Block | None = None) -> Tally:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from fbsim.experiments.metrics.definitions import bot_rows, search_metrics
+from fbsim.experiments.metrics.definitions import Block, bot_rows, search_metrics
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run import prewarm
 from fbsim.experiments.run.spec import Point, SweepSpec
@@ -66,26 +66,25 @@ class Arm:
     checked: bool | None = None  # the kernel's checked build (None: fast, or FBSIM_CHECKED)
 
 
-def play(arm: Arm, seed: int, first: int, n: int, out=None, tally: Tally | None = None
-         ) -> dict:
+def play(arm: Arm, seed: int, first: int, n: int, out=None) -> dict:
     """The kernel's records of games [first, first + n) under one arm (its fast build,
-    `fbsim.kernel.build`), written into `out` (`fbsim.kernel.Records`) when given. With a
-    `tally`, every chunk of games is also measured with its metrics on the kernel's own
-    thread as soon as it is played, so `tally.measure(records, ...)` costs nothing more."""
+    `fbsim.kernel.build`), written into `out` (`fbsim.kernel.Records`) when given."""
     from fbsim.kernel import Prepared
 
-    return start(arm, Prepared(arm.rules, arm.lineup, arm.checked), seed, first, n, out,
-                 tally)()
+    return start(arm, Prepared(arm.rules, arm.lineup, arm.checked), seed, first, n, out)()[0]
 
 
 def start(arm: Arm, prepared, seed: int, first: int, n: int, out=None,
-          tally: Tally | None = None, slot: object = None) -> Callable[[], dict]:
+          tally: Tally | None = None, slot: object = None
+          ) -> Callable[[], tuple[dict, Block | None]]:
     """`play`, started: the games go to the kernel's threads, and the returned function
-    waits for them and returns their records (measured). `prepared`: the arm's
-    `fbsim.kernel.Prepared`; `slot`: which of the tally's measures counts them (one per
-    block in flight, `run_blocks`)."""
+    waits for them and returns their records and, with a `tally`, their `Block` (every chunk
+    measured with the tally's metrics on the kernel's own thread as soon as it is played).
+    `prepared`: the arm's `fbsim.kernel.Prepared`; `slot`: which of the tally's measures
+    counts them (one per block in flight, `run_blocks`)."""
     if tally is None:
-        return prepared.start(seed, first, n, out)
+        wait_records = prepared.start(seed, first, n, out)
+        return lambda: (wait_records(), None)
     m = tally.measurer(arm.rules, arm.lineup, slot)
     # on a cold cache the measure compiles in a helper process while the kernel compiles here
     helper = prewarm.start(m, arm.rules, arm.lineup, tally.bots)
@@ -98,25 +97,26 @@ def start(arm: Arm, prepared, seed: int, first: int, n: int, out=None,
 
     wait = prepared.start(seed, first, n, out, after=after)
 
-    def result() -> dict:
-        rec = wait()
-        rec.measured = (m, m.finish())
-        return rec
+    def result() -> tuple[dict, Block]:
+        return wait(), m.finish()
 
     return result
 
 
 def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
-               consume: Callable[[int, list[dict]], None], progress: Progress | None = None,
+               consume: Callable[[int, list[dict], list[Block | None]], None],
+               progress: Progress | None = None,
                weight: int | None = None, block: int | None = None,
                tallies: Sequence[Tally | None] | None = None) -> None:
     """Play games [first, first + n) under every arm, block by block (`block` games, default
-    BLOCK), and hand each block's records (one dict per arm, in order) to
-    `consume(first_game_of_block, records)`. `progress.advance(m * weight)` follows each
-    block of m games (weight: the arms counted, default all). The records handed to
-    `consume` are overwritten by a later block: count them, or copy what must be kept.
-    `tallies` (one per arm, or None): the tally that will count each arm's records; the
-    kernel's threads measure them chunk by chunk as they are played (`start`).
+    BLOCK), and hand each block's records (one dict per arm, in order) and their blocks of
+    metrics to `consume(first_game_of_block, records, blocks)`. `progress.advance(m *
+    weight)` follows each block of m games (weight: the arms counted, default all). The
+    records handed to `consume` are overwritten by a later block: count them, or copy what
+    must be kept.
+    `tallies` (one per arm, or None): the tally whose metrics measure each arm's records,
+    chunk by chunk on the kernel's threads as they are played (`start`): `blocks[i]` is
+    arm i's `Block` for `tallies[i].add`, None for an arm without a tally.
 
     On more than one thread the next block is already being played while `consume` counts
     one (two sets of output arrays in turn), so the threads never wait for the counting;
@@ -146,7 +146,8 @@ def run_blocks(arms: Sequence[Arm], seed: int, first: int, n: int,
             done += m
             k += 1
         lo, m, waits = inflight.popleft()
-        consume(lo, [w() for w in waits])
+        recs, blocks = zip(*(w() for w in waits), strict=True)
+        consume(lo, list(recs), list(blocks))
         if progress is not None:
             progress.advance(m * weight)
 
@@ -161,10 +162,8 @@ def count_paired(new: Arm, old: Arm | None, seed: int, n: int,
     tally = Tally.for_rules(new.rules, *(a.lineup for a in arms), paired=old is not None,
                             deal=deal)
 
-    def consume(first: int, recs: list[dict]) -> None:
-        block = tally.measure(recs[0], new.rules, new.lineup)
-        tally.add(block, None if old is None else tally.measure(recs[1], old.rules,
-                                                                 old.lineup))
+    def consume(first: int, recs: list[dict], blocks: list[Block]) -> None:
+        tally.add(blocks[0], None if old is None else blocks[1])
 
     run_blocks(arms, seed, 0, n, consume, progress, tallies=[tally] * len(arms))
     return tally
@@ -216,12 +215,12 @@ def count_task(task: Task, progress: Progress | None = None) -> dict[int, Tally]
     # measures the baseline's games, game by game (the points' tallies pair with them)
     counter = task.tally(b.rules, paired=False, per_game=True)
 
-    def consume(first: int, recs: list[dict]) -> None:
-        base = counter.measure(recs[0], b.rules, b.lineup)
+    def consume(first: int, recs: list[dict], blocks: list[Block]) -> None:
+        base = blocks[0]  # measured by `counter`, each point's by its own tally
         if b.index in out:
             out[b.index].add(base, base)
-        for p, rec in zip(others, recs[1:], strict=True):
-            out[p.index].add(out[p.index].measure(rec, p.rules, p.lineup), base)
+        for p, block in zip(others, blocks[1:], strict=True):
+            out[p.index].add(block, base)
 
     with KERNEL_LOCK:
         if task.threads:

@@ -100,10 +100,10 @@ def simulate(players: int | None = None, games: int = 100_000, rules: str | Path
     writer = None
     progress.start(games, f"{players} players")
 
-    def consume(first: int, recs: list[dict]) -> None:
+    def consume(first: int, recs: list[dict], blocks: list) -> None:
         nonlocal writer
-        (rec,) = recs
-        tally.add(tally.measure(rec, point.rules, point.lineup))
+        (rec,), (block,) = recs, blocks
+        tally.add(block)
         if records is not None:
             table = records_table(rec, point.rules)
             if writer is None:
