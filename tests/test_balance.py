@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fbsim.experiments.metrics import balance as B
-from fbsim.experiments.metrics.definitions import DIAL_HIST_LO, Block, bot_rows, metrics
+from fbsim.experiments.metrics.definitions import DIAL_HIST_LO, bot_rows, metrics
+from fbsim.experiments.metrics.measure import Block
 from fbsim.experiments.metrics.stats import Z95, hist_quantile, paired
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.game import layout as L
@@ -255,3 +256,23 @@ def test_dial_round_histograms_equal_reference_games():
     assert np.array_equal(traj[:, -1], [r.final_dial for r in recs])
     # the fan covers games that collapsed early and games that survived
     assert (traj[:, -1] >= rules.dial.collapse).any() and (traj[:, -1] < rules.dial.severe).any()
+
+
+def test_the_moments_table_holds_each_named_sum():
+    """`moments.moments_table`'s columns, by their names: the sums of the parts and of the
+    products of each pair of parts, paired and not (the unpaired table leaves the baseline's
+    columns at zero)."""
+    from fbsim.experiments.metrics import moments as M
+
+    rng = np.random.default_rng(3)
+    parts = [rng.integers(-5, 9, size=(3, 40)) for _ in M.PARTS]
+    T = M.moments_table(*parts, paired=True)
+    assert T.shape == (3, M.COLUMNS)
+    for i in range(len(M.PARTS)):
+        assert np.array_equal(T[:, M.column(i)], parts[i].sum(axis=1))
+        for j in range(len(M.PARTS)):
+            assert np.array_equal(T[:, M.column(i, j)], (parts[i] * parts[j]).sum(axis=1))
+    U = M.moments_table(*parts, paired=False)
+    assert np.array_equal(U[:, [M.SUM_Y, M.SUM_X, M.YY, M.YX, M.XX]],
+                          T[:, [M.SUM_Y, M.SUM_X, M.YY, M.YX, M.XX]])
+    assert not U[:, [M.SUM_BY, M.SUM_BX, M.Y_BY, M.BX_BX]].any()

@@ -26,10 +26,8 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 
-import numpy as np
-from numba import njit
-
 from fbsim.experiments.metrics import per_game
+from fbsim.experiments.metrics.moments import SUM_X, SUM_Y, XX, YX, YY
 from fbsim.game.jit import generated_module
 from fbsim.game.record import G_FINAL_DIAL, RD_DIAL_BY_ROUND
 
@@ -56,10 +54,12 @@ def source(terms: tuple[tuple[str, int, str, int], ...], players: int) -> str:
     # 1, only those of y: its x's are the games, added once after the loop
     lines.append("        else:")
     for k, (_, _, xf, _) in enumerate(terms):
-        lines += [f"            T[{k}, 0] += y{k}", f"            T[{k}, 4] += y{k} * y{k}"]
+        lines += [f"            T[{k}, {SUM_Y}] += y{k}",
+                  f"            T[{k}, {YY}] += y{k} * y{k}"]
         if xf != "one":
-            lines += [f"            T[{k}, 1] += x{k}", f"            T[{k}, 5] += y{k} * x{k}",
-                      f"            T[{k}, 6] += x{k} * x{k}"]
+            lines += [f"            T[{k}, {SUM_X}] += x{k}",
+                      f"            T[{k}, {YX}] += y{k} * x{k}",
+                      f"            T[{k}, {XX}] += x{k} * x{k}"]
     lines += [f"        b = min(max(G[j, {G_FINAL_DIAL}] - lo, 0), top)",
               "        H[b] += 1",
               "        for r in range(HR.shape[0]):",
@@ -70,8 +70,8 @@ def source(terms: tuple[tuple[str, int, str, int], ...], players: int) -> str:
     for k, (_, _, xf, _) in enumerate(terms):
         if xf == "one":
             # (x * y = y: the sum of y so far, of this call's games and those before it)
-            lines += [f"        T[{k}, 1] += g", f"        T[{k}, 5] = T[{k}, 0]",
-                      f"        T[{k}, 6] += g"]
+            lines += [f"        T[{k}, {SUM_X}] += g", f"        T[{k}, {YX}] = T[{k}, {SUM_Y}]",
+                      f"        T[{k}, {XX}] += g"]
     return "\n".join(lines) + "\n"
 
 
@@ -96,75 +96,3 @@ def block_measure(metric_list: list, players: int):
     """The compiled block measure of these metrics (`fbsim.experiments.metrics.definitions.
     Metric`s), in this order, for tables of `players` seats."""
     return _compiled(terms_of(metric_list), int(players))
-
-
-# the moments add_moments keeps, as (i, j) pairs of parts (y, x, baseline y, baseline x)
-_PAIRS = ((0, 0), (0, 1), (1, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 2), (2, 3), (3, 3))
-
-
-@njit(cache=True, nogil=True)
-def _unpaired(y, x, T):
-    K, g = y.shape
-    for j in range(g):
-        for k in range(K):
-            a = y[k, j]
-            b = x[k, j]
-            T[k, 0] += a
-            T[k, 1] += b
-            T[k, 4] += a * a
-            T[k, 5] += a * b
-            T[k, 6] += b * b
-
-
-@njit(cache=True, nogil=True)
-def _paired(y, x, by, bx, T):
-    K, g = y.shape
-    for j in range(g):
-        for k in range(K):
-            a = y[k, j]
-            b = x[k, j]
-            c = by[k, j]
-            d = bx[k, j]
-            T[k, 0] += a
-            T[k, 1] += b
-            T[k, 2] += c
-            T[k, 3] += d
-            T[k, 4] += a * a
-            T[k, 5] += a * b
-            T[k, 6] += b * b
-            T[k, 7] += a * c
-            T[k, 8] += a * d
-            T[k, 9] += b * c
-            T[k, 10] += b * d
-            T[k, 11] += c * c
-            T[k, 12] += c * d
-            T[k, 13] += d * d
-
-
-def moments_table(y, x, by, bx, paired: bool) -> np.ndarray:
-    """One block's integer moments, as a table [metrics, 14]: the sums of the parts (y, x and,
-    paired, the baseline's by, bx: each [metrics, games]) in columns 0-3, then the sums of
-    the products of _PAIRS in columns 4-13 (the unpaired ones: 4, 5, 6)."""
-    T = np.zeros((y.shape[0], 14), dtype=np.int64)
-    if paired:
-        _paired(y, x, by, bx, T)
-    else:
-        _unpaired(y, x, T)
-    return T
-
-
-def add_table(T, paired: bool, s1, s2) -> None:
-    """Add a table of moments (`moments_table`) to a tally's: s1[k, i] += the sum over games
-    of part i, s2[k, i, j] += the sum of part i * part j."""
-    w = 4 if paired else 2
-    s1[:, :w] += T[:, :w]
-    for n, (i, j) in enumerate(_PAIRS):
-        if i < w and j < w:
-            s2[:, i, j] += T[:, 4 + n]
-            if i != j:
-                s2[:, j, i] += T[:, 4 + n]
-
-
-def add_moments(y, x, by, bx, paired: bool, s1, s2) -> None:
-    """Add one block's integer moments to a tally's (`moments_table`, `add_table`)."""
-    add_table(moments_table(y, x, by, bx, paired), paired, s1, s2)

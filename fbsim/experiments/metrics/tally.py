@@ -31,16 +31,24 @@ import math
 
 import numpy as np
 
-from fbsim.experiments.metrics.compiled import add_moments, add_table
 from fbsim.experiments.metrics.definitions import (
     DIAL_BINS,
-    Block,
-    Measure,
     Metric,
     bot_rows,
     fair_win_rate,
     metrics,
     report_deal_metrics,
+)
+from fbsim.experiments.metrics.measure import Block, Measure
+from fbsim.experiments.metrics.moments import (
+    BX,
+    BY,
+    PARTS,
+    X,
+    Y,
+    add_moments,
+    add_table,
+    parts,
 )
 from fbsim.experiments.metrics.stats import Z95, paired_proportions, wilson
 from fbsim.game import layout as L
@@ -65,7 +73,7 @@ class Tally:
         self.metrics: list[Metric] = (metrics(players, self.bots) if metric_list is None
                                       else list(metric_list))
         self.index = {m.key: k for k, m in enumerate(self.metrics)}
-        w = 4 if paired else 2
+        w = parts(paired)
         k = len(self.metrics)
         self.games = 0
         self.s1 = np.zeros((k, w), dtype=np.int64)
@@ -150,11 +158,11 @@ class Tally:
 
     def total(self, key: str, old: bool = False) -> int:
         """sum(y) of a metric over the games."""
-        return int(self.s1[self.index[key], 2 if old else 0])
+        return int(self.s1[self.index[key], BY if old else Y])
 
     def denominator(self, key: str, old: bool = False) -> int:
         """sum(x) of a metric over the games."""
-        return int(self.s1[self.index[key], 3 if old else 1])
+        return int(self.s1[self.index[key], BX if old else X])
 
     def fair_share(self, seats_key: str, old: bool = False) -> float:
         """The win rate a seat-holder would have if every seat won equally often: the seats
@@ -177,16 +185,16 @@ class Tally:
         """sum(d), sum(d^2) of d = y(this) - y(baseline), game by game."""
         k = self.index[key]
         s2 = self.s2[k]
-        d = int(self.s1[k, 0]) - int(self.s1[k, 2])
-        dd = int(s2[0, 0]) - 2 * int(s2[0, 2]) + int(s2[2, 2])
+        d = int(self.s1[k, Y]) - int(self.s1[k, BY])
+        dd = int(s2[Y, Y]) - 2 * int(s2[Y, BY]) + int(s2[BY, BY])
         return d, dd
 
     def discordant(self, key: str | int) -> tuple[int, int]:
         """(b, c) of a rate measured on the same games: b games count under this setting
         only, c under the baseline only (the games whose outcome changed are b + c)."""
         k = self.index[key] if isinstance(key, str) else key
-        n11 = int(self.s2[k, 0, 2])
-        return int(self.s1[k, 0]) - n11, int(self.s1[k, 2]) - n11
+        n11 = int(self.s2[k, Y, BY])
+        return int(self.s1[k, Y]) - n11, int(self.s1[k, BY]) - n11
 
     def changed(self, k: int) -> int | None:
         """Games whose outcome changed between the baseline and this setting (a rate metric,
@@ -200,20 +208,20 @@ class Tally:
 
     def rate(self, k: int, old: bool = False) -> tuple[float, float, float]:
         """A share of games (x = 1, y in {0, 1}) with its Wilson interval."""
-        return wilson(int(self.s1[k, 2 if old else 0]), self.games)
+        return wilson(int(self.s1[k, BY if old else Y]), self.games)
 
     def estimate(self, k: int, old: bool = False) -> tuple[float, float, float]:
         """(value, low, high) of metric k (the old rules' when `old`)."""
-        i = 2 if old else 0
+        i, j = (BY, BX) if old else (Y, X)
         n = self.games
-        sy, sx = int(self.s1[k, i]), int(self.s1[k, i + 1])
+        sy, sx = int(self.s1[k, i]), int(self.s1[k, j])
         if n == 0 or sx == 0:
             return math.nan, math.nan, math.nan
         r = sy / sx
         if n < 2:
             return r, math.nan, math.nan
-        syy, sxx, sxy = (int(self.s2[k, i, i]), int(self.s2[k, i + 1, i + 1]),
-                         int(self.s2[k, i, i + 1]))
+        syy, sxx, sxy = (int(self.s2[k, i, i]), int(self.s2[k, j, j]),
+                         int(self.s2[k, i, j]))
         var = max(0.0, (syy - 2 * r * sxy + r * r * sxx) / (n - 1))
         half = Z95 * math.sqrt(var / n) / (sx / n)
         return r, r - half, r + half
@@ -229,11 +237,12 @@ class Tally:
             b, c = self.discordant(k)
             return paired_proportions(b, c, n)
         s1 = self.s1[k].astype(np.float64)
-        if not self.paired or n < 2 or s1[1] == 0 or s1[3] == 0:
+        if not self.paired or n < 2 or s1[X] == 0 or s1[BX] == 0:
             return math.nan, math.nan, math.nan, math.nan
-        r1, r0 = s1[0] / s1[1], s1[2] / s1[3]
-        xb1, xb0 = s1[1] / n, s1[3] / n
-        a = np.array([1 / xb1, -r1 / xb1, -1 / xb0, r0 / xb0])
+        r1, r0 = s1[Y] / s1[X], s1[BY] / s1[BX]
+        xb1, xb0 = s1[X] / n, s1[BX] / n
+        a = np.zeros(len(PARTS))  # the gradient of r1 - r0 in the parts' means
+        a[[Y, X, BY, BX]] = 1 / xb1, -r1 / xb1, -1 / xb0, r0 / xb0
         ss = float(a @ self.s2[k].astype(np.float64) @ a)  # sum of z^2 (z has mean 0)
         d = float(r1 - r0)
         se = math.sqrt(max(0.0, ss) / (n - 1) / n)

@@ -71,7 +71,7 @@ def is_cached(module: str) -> bool:
 
 
 def start(measure, rules, lineup, bots: tuple[str, ...]) -> Helper:
-    """The helper compiling `measure` (a `fbsim.experiments.metrics.definitions.Measure` of
+    """The helper compiling `measure` (a `fbsim.experiments.metrics.measure.Measure` of
     these rules, lineup and per-bot rows), started if its measure is not cached yet."""
     if numba.config.DISABLE_JIT:
         return READY
@@ -98,7 +98,7 @@ def start(measure, rules, lineup, bots: tuple[str, ...]) -> Helper:
 def compile_measure(rules, lineup, bots: tuple[str, ...], metric_list: list) -> None:
     """Compile (or load) the block measure of this setting, as the runner calls it (on a
     block of two empty records)."""
-    from fbsim.experiments.metrics.definitions import Measure
+    from fbsim.experiments.metrics.measure import Measure
     from fbsim.kernel import Records
 
     m = Measure(rules, lineup, bots, metric_list)

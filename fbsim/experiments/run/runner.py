@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from fbsim.experiments.metrics.definitions import Block, bot_rows, search_metrics
+from fbsim.experiments.metrics.definitions import bot_rows, search_metrics
+from fbsim.experiments.metrics.measure import Block
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run import prewarm
 from fbsim.experiments.run.spec import Point, SweepSpec
