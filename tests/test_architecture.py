@@ -232,3 +232,13 @@ def test_every_bots_parameter_indices_follow_its_declarations():
                 assert names[value] == const[2:].lower(), (module.__name__, const, value)
                 checked += 1
     assert checked >= 45
+
+
+def test_the_kernel_and_the_game_generate_no_source():
+    """One way to specialise the kernel: a build is a numba type (`fbsim.kernel.buildtype`);
+    no module of the kernel or the game writes, splices or imports generated source."""
+    for folder in ("kernel", "game"):
+        for path in sorted((ROOT / folder).glob("*.py")):
+            text = path.read_text()
+            for marker in ("generated_module", "build:begin", "exec(", "compile("):
+                assert marker not in text, (path.name, marker)

@@ -106,7 +106,7 @@ def outer(a):
 
 
 def test_fbsims_compiled_code_links_its_callees_privately(tmp_path, monkeypatch):
-    from fbsim.game.jit import generated_module
+    from fbsim.experiments.metrics.compiled import generated_module
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     mod = generated_module("fbsim_test_private_links", CALLS)
@@ -153,7 +153,7 @@ def test_a_package_loop_compiles_scalar_and_another_vectorised(tmp_path, monkeyp
     """The same summing loop, compiled from a module of the package (a generated
     `fbsim_...` module, as the kernel's builds are) and from one outside it: the first has
     no packed vector arithmetic, the second does (numba's default)."""
-    from fbsim.game.jit import generated_module
+    from fbsim.experiments.metrics.compiled import generated_module
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     ours = generated_module("fbsim_test_scalar_loops", SUM)
@@ -210,3 +210,47 @@ def test_the_records_are_the_same_with_the_llvm_tuning_off(tmp_path):
     on = digest("1", None)
     assert off[0] == "False" and on[0] == "True"
     assert off[1] == on[1]
+
+
+PLAIN = """
+import hashlib, json, sys
+import numba
+from fbsim.game.lineup import parse_lineup
+from fbsim.kernel import Prepared, simulate
+from fbsim.rules import load_rules
+
+out = {"jit": not numba.config.DISABLE_JIT, "games": []}
+for n, lineup in json.loads(sys.argv[1]):
+    rules = load_rules(players=n)
+    lu = parse_lineup(lineup) if lineup else None
+    cols = simulate(rules, lu, seed=3, n_games=5, checked=False)
+    h = hashlib.sha256()
+    for k in sorted(cols):
+        h.update(k.encode() + cols[k].tobytes())
+    out["games"].append([Prepared(rules, lu).build.label, h.hexdigest()])
+print(json.dumps(out))
+"""
+
+
+def test_a_fast_builds_games_step_through_as_plain_python_with_the_same_records():
+    """With NUMBA_DISABLE_JIT=1 the engine (`fbsim/kernel/engine.py`, the code every build
+    runs) plays a fast specialised build for one shape as plain Python, where a debugger can
+    stop in it: the same records as compiled."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    cases = [[4, None], [3, "accelerationist=hoarder"]]
+
+    def run(disable: str) -> dict:
+        env = {**os.environ, "NUMBA_DISABLE_JIT": disable}
+        proc = subprocess.run([sys.executable, "-P", "-c", PLAIN, json.dumps(cases)], env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout)
+
+    plain, compiled = run("1"), run("0")
+    assert plain["jit"] is False and compiled["jit"] is True
+    assert plain["games"] == compiled["games"]
+    assert all(label.startswith("fast ") and " for " in label for label, _ in plain["games"])

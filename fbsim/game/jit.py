@@ -8,11 +8,6 @@ test suite checks this), which is also the way to step through a bot in a debugg
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
-from pathlib import Path
-
 import numba
 import numpy as np
 from numba import njit
@@ -31,25 +26,3 @@ if numba.config.DISABLE_JIT:
     # Plain-Python mode: the RNG's uint64 arithmetic wraps on purpose, as it does compiled;
     # numpy would warn about each wrap.
     np.seterr(over="ignore")
-
-
-def generated_module(name: str, source: str):
-    """Import `source` as module `name`, written as a real file beside numba's cache (numba
-    caches compiled functions per source file, and re-imports their module by name when it
-    loads them). The file is rewritten only when its text changes, so the cache stays valid;
-    `name` should carry a digest of `source`."""
-    mod = sys.modules.get(name)
-    if mod is not None:
-        return mod
-    base = Path(os.environ["NUMBA_CACHE_DIR"])
-    base.mkdir(parents=True, exist_ok=True)
-    path = base / f"{name}.py"
-    if not path.exists() or path.read_text() != source:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(source)
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod

@@ -5,7 +5,8 @@ rules vector. Compiled code reads them through the accessors below (`players(R)`
 `market_size(R)`, `n_tokens(R)`, `n_kinds(R)`), never as `R[...]` itself, so that a kernel
 build may be compiled for one shape (`fbsim.kernel.build`): its rules vector then has the type
 `Shaped(dims)`, an int64 vector whose type also carries the five numbers, and every accessor
-compiles to a constant. numba compiles every function that is passed such a vector once more
+compiles to a constant (`fbsim.kernel.buildtype.rules_of` types a build's rules vector so).
+numba compiles every function that is passed such a vector once more
 for it (the bots' helpers included, each inlined with its loops unrolled over the constant
 seats and slots); the values read are the same, so every record is the same as a build that
 reads them from the vector (the test suite plays both on the same games).
@@ -15,11 +16,10 @@ Plain Python (the reference engine, `NUMBA_DISABLE_JIT=1`) reads the vector.
 
 from __future__ import annotations
 
-import numba
 from numba import types
 from numba.core.datamodel import register_default
 from numba.core.datamodel.models import ArrayModel
-from numba.extending import intrinsic, overload
+from numba.extending import overload
 
 from fbsim.game import layout as L
 
@@ -53,25 +53,6 @@ class Shaped(types.Array):
 
 
 register_default(Shaped)(ArrayModel)
-
-
-if numba.config.DISABLE_JIT:
-    def shaped(R, players, rounds, market_size, n_tokens, n_kinds):
-        return R
-else:
-    @intrinsic
-    def shaped(typingctx, R, players, rounds, market_size, n_tokens, n_kinds):
-        """R typed as `Shaped((players, ...))`: the five numbers literal integers (written
-        into a build's source), R an int64 vector that holds the same values."""
-        dims = (players, rounds, market_size, n_tokens, n_kinds)
-        if not (isinstance(R, types.Array) and R.dtype == types.int64 and R.ndim == 1
-                and all(isinstance(d, types.IntegerLiteral) for d in dims)):
-            return None
-
-        def codegen(context, builder, sig, args):
-            return args[0]  # the same vector (shared code counts no references)
-
-        return Shaped(tuple(d.literal_value for d in dims))(R, *dims), codegen
 
 
 def _accessor(i: int, field: int, name: str):

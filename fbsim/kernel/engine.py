@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from fbsim.game import layout as L
 from fbsim.game import shape
@@ -47,6 +48,8 @@ from fbsim.game.record import (
     SK_ASSETS,
 )
 from fbsim.game.rng import shuffle_in_place
+from fbsim.kernel import dispatch
+from fbsim.kernel.buildtype import checked, fast, rules_of, tape_of
 from fbsim.kernel.layout import (
     ERR_ACCUSE,
     ERR_COMMIT,
@@ -78,22 +81,44 @@ from fbsim.kernel.layout import (
     W_SIZE,
 )
 
-# The build: which bots answer the decisions and whether decisions are checked. Imported as
-# it is, this module is the *generic checked* build (every compiled bot, every decision checked
-# against the rules); `fbsim.kernel.build` writes specialised copies of this file with these
-# lines replaced (a lineup's bots only, checks off, or decisions recorded to / replayed from a
-# tape), so that numba compiles and caches each build on its own.
-# build:begin
-CHECKED = True  # legality asserts: R-C1..R-C3, R-V5, R-V6, R-A1, R-A4
-from fbsim.kernel import dispatch  # noqa: E402, I001  the bots' decisions, by bot id
+# the build (its bots, checks, mode and shape) is the type of the token the entry points take
+# and of the tape T the steps pass on (`fbsim.kernel.buildtype`)
+
+# R-C1..R-C3, R-V6: the bots' decisions are checked in a checked build; a fast build neither
+# compiles the checks nor asks a market question whose one legal answer is to take wages
+def legal_commit(T, R, W, works, cool, burn, mc, mb):
+    return not checked(T) or commit_is_legal(R, W, works, cool, burn, mc, mb)
 
 
-@shared_inline
-def rules_of(R):
-    """The rules vector as this build reads it: as it is (any table's shape), or, in a build
-    for one shape, typed with it (`fbsim.game.shape.shaped`)."""
-    return R
-# build:end
+@overload(legal_commit, inline="always")
+def _legal_commit(T, R, W, works, cool, burn, mc, mb):
+    if fast(T):
+        return lambda T, R, W, works, cool, burn, mc, mb: True
+    return lambda T, R, W, works, cool, burn, mc, mb: commit_is_legal(R, W, works, cool, burn,
+                                                                       mc, mb)
+
+
+def legal_buy(T, R, W, slot):
+    return not checked(T) or can_buy(R, W, slot)
+
+
+@overload(legal_buy, inline="always")
+def _legal_buy(T, R, W, slot):
+    if fast(T):
+        return lambda T, R, W, slot: True
+    return lambda T, R, W, slot: can_buy(R, W, slot)
+
+
+def cannot_buy(T, R, W):
+    return not checked(T) and not can_buy_any(R, W)
+
+
+@overload(cannot_buy, inline="always")
+def _cannot_buy(T, R, W):
+    if fast(T):
+        return lambda T, R, W: not can_buy_any(R, W)
+    return lambda T, R, W: False
+
 
 # the step functions never allocate (see fbsim.game.jit.shared): no reference counting
 jit = njit(cache=True, nogil=True, _nrt=False)
@@ -247,7 +272,7 @@ def commit(R, P, W, n, r, seed, game, T):
         ask(W, s, L.DP_COMMIT)
         bot = W[S_BOT + s]
         works, cool, burn, mc, mb = dispatch.commit(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
-        if CHECKED and not commit_is_legal(R, W, works, cool, burn, mc, mb):
+        if not legal_commit(T, R, W, works, cool, burn, mc, mb):
             fail(W, ERR_COMMIT, r, s)
             return
         W[L.V_MY_WORKS + s * PRIV] = works
@@ -324,7 +349,7 @@ def fog_claims(R, P, W, n, r, seed, game, T):
         ask(W, s, L.DP_FOG)
         bot = W[S_BOT + s]
         req = dispatch.fog_request(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
-        if CHECKED and req < 0:
+        if checked(T) and req < 0:
             fail(W, ERR_FOG, r, s)
             return
         W[S_REQUEST + s] = req
@@ -357,12 +382,12 @@ def market_turns(R, P, W, n, r, seed, game, deck, T):
             ask(W, s, L.DP_MARKET)
             # an unchecked build does not ask a seat that can buy nothing: its only legal
             # answer is -1 (a checked build asks, and checks the answer)
-            if not CHECKED and not can_buy_any(R, W):
+            if cannot_buy(T, R, W):
                 break
             slot = dispatch.market(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
             if slot == -1:
                 break
-            if CHECKED and not can_buy(R, W, slot):
+            if not legal_buy(T, R, W, slot):
                 fail(W, ERR_MARKET, r, s)
                 return
             kind = W[L.V_MARKET + slot]
@@ -416,7 +441,7 @@ def accusation(R, P, W, n, r, seed, game, T):
             W[L.V_ELIGIBLE + t] = 1 if ok else 0
         bot = W[S_BOT + s]
         t = dispatch.accuse(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
-        if CHECKED and t != -1 and (t < 0 or t >= n or W[L.V_ELIGIBLE + t] == 0):
+        if checked(T) and t != -1 and (t < 0 or t >= n or W[L.V_ELIGIBLE + t] == 0):
             fail(W, ERR_ACCUSE, r, s)
             return
         W[S_REQUEST + s] = t
@@ -456,7 +481,7 @@ def accusation(R, P, W, n, r, seed, game, T):
         choice = dispatch.cornered(bot, R, V, P[W[S_ENTRY + c]], seed, game, T)
         W[L.V_ACCUSERS] = 0
         W[L.V_CORNER_COST] = 0
-        if CHECKED and choice != 0 and choice != 1:
+        if checked(T) and choice != 0 and choice != 1:
             fail(W, ERR_CORNERED, r, c)
             return
     if choice == 1:
@@ -645,18 +670,19 @@ def play_game(R, P, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck, T
 
 
 @jit
-def setup_game(rules, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
-    """`setup` as `run_chunk` plays it, the rules read as this build reads them (`rules_of`):
-    the step-by-step comparison's entry (`fbsim.kernel.lockstep`)."""
-    setup(rules_of(rules), bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck)
+def setup_game(rules, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck, token):
+    """`setup` as `run_chunk` plays it in the build of `token` (the rules read as it reads
+    them): the step-by-step comparison's entry (`fbsim.kernel.lockstep`)."""
+    setup(rules_of(rules, token), bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck)
 
 
 @jit
-def play_step(k, rules, P, W, r, seed, game, deck, T):
+def play_step(k, rules, P, W, r, seed, game, deck, tape, token):
     """Step k of ROUND_STEPS in round r, or the round's close (k = N_ROUND_STEPS), as
-    `run_chunk` plays it (the rules read as this build reads them): the step-by-step
-    comparison's entry (`fbsim.kernel.lockstep`)."""
-    R = rules_of(rules)
+    `run_chunk` plays it in the build of `token`: the step-by-step comparison's entry
+    (`fbsim.kernel.lockstep`)."""
+    R = rules_of(rules, token)
+    T = tape_of(tape, token)
     n = shape.players(R)
     W[L.V_ROUND] = r
     if k == N_ROUND_STEPS:
@@ -666,13 +692,12 @@ def play_step(k, rules, P, W, r, seed, game, deck, T):
 
 
 @jit
-def decide(decision, bot, rules, V, P, seed, game, out):
+def decide(decision, bot, rules, V, P, seed, game, out, token):
     """Bot `bot`'s answer to `decision` (`fbsim.game.layout.DP_*`) from view V, compiled as
-    this build's games ask it (its dispatch; the rules read as it reads them), into `out`:
-    a commitment's five numbers, else one. The tests' entry (R-I3: the answer ignores the
-    rivals' hidden state)."""
-    R = rules_of(rules)
-    T = out[5:]  # a playing build's dispatch never reads its tape
+    the games of the build of `token` ask it, into `out`: a commitment's five numbers, else
+    one. The tests' entry (R-I3: the answer ignores the rivals' hidden state)."""
+    R = rules_of(rules, token)
+    T = tape_of(out[5:], token)  # a playing build's dispatch never reads its tape
     if decision == L.DP_COMMIT:
         out[0], out[1], out[2], out[3], out[4] = dispatch.commit(bot, R, V, P, seed, game, T)
     elif decision == L.DP_FOG:
@@ -742,7 +767,7 @@ def scratch_sizes(R):
 
 @jit
 def run_chunk(rules, P, bot_of_agenda, seat_bot, seed, first_game, lo, hi, G, SE, AS, DR, TAPES,
-              W, deck, agenda_deck):
+              W, deck, agenda_deck, token):
     """Play games first_game + lo .. first_game + hi - 1; game j's record goes to row j of G,
     SE, AS and DR (`write_record`). Every game's result depends only on (rules, lineup, seed,
     game index), never on the chunking or the threads (`fbsim.kernel.build.Build.run` runs
@@ -750,11 +775,12 @@ def run_chunk(rules, P, bot_of_agenda, seat_bot, seed, first_game, lo, hi, G, SE
     decisions' tape of a recording or replaying build (`fbsim.kernel.build`); a playing build
     is given one row that it never reads. W, deck and agenda_deck: the chunk's state row and
     deck buffers (`scratch`), reused by every game; nothing is allocated here. `rules`: the
-    rules vector (of the build's shape, in a build for one shape: `fbsim.kernel.build`)."""
-    R = rules_of(rules)
+    rules vector (of the build's shape, in a build for one shape); `token`: the build
+    (`fbsim.kernel.buildtype`)."""
+    R = rules_of(rules, token)
     per_game = TAPES.shape[0] == G.shape[0]
     for j in range(lo, hi):
-        T = TAPES[j] if per_game else TAPES[0]
+        T = tape_of(TAPES[j] if per_game else TAPES[0], token)
         T[0] = 0  # the tape's cursor
         r = play_game(R, P, bot_of_agenda, seat_bot, seed, first_game + j, W, deck,
                       agenda_deck, T)

@@ -38,11 +38,11 @@ def field_name(i: int) -> str:
     return (name if i == start else f"{name}[{i - start}]") + block
 
 
-def kernel_step(K, k, R, P, seed, game, W, deck, r):
-    """Step k of the build K's ROUND_STEPS in round r; k = N_ROUND_STEPS: the round's close
-    (`play_step` of K, which reads the rules as K's games do)."""
+def kernel_step(build, k, R, P, seed, game, W, deck, r):
+    """Step k of the build's ROUND_STEPS in round r; k = N_ROUND_STEPS: the round's close
+    (`play_step` in the build, which reads the rules as its games do)."""
     T = np.zeros(1, dtype=np.int64)
-    K.play_step(np.int64(k), R, P, W, np.int64(r), seed, game, deck, T)
+    build.module.play_step(np.int64(k), R, P, W, np.int64(r), seed, game, deck, T, build.token)
 
 
 def visible(V, s):
@@ -107,7 +107,7 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int,
     bots = [lineup.label_for(s, agendas[s]) for s in range(n)]
     policies = [E.bind_policy(lineup.entry_for(s, agendas[s])) for s in range(n)]
     g = E.setup(rules, agendas, E.shuffle_assets(R, seed, game), bots, seed, game, False)
-    K.setup_game(R, by_agenda, seat_bot, ks, kg, W, deck, agenda_deck)
+    K.setup_game(R, by_agenda, seat_bot, ks, kg, W, deck, agenda_deck, build.token)
 
     def compare(r: int, step: str) -> str | None:
         for s in range(n):
@@ -125,7 +125,7 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int,
 
     def after(name: str) -> None:
         k = K.N_ROUND_STEPS if name == "end" else K.ROUND_STEPS.index(name)
-        kernel_step(K, k, R, P, ks, kg, W, deck, np.int64(g.round))
+        kernel_step(build, k, R, P, ks, kg, W, deck, np.int64(g.round))
         diff = compare(g.round, "end of round" if name == "end" else name)
         if diff:
             raise _Differs(diff)

@@ -24,11 +24,14 @@ size (a list names seats, so it differs by table size anyway).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import os
+import sys
 from functools import cache
+from pathlib import Path
 
 from fbsim.experiments.metrics import per_game
 from fbsim.experiments.metrics.moments import SUM_X, SUM_Y, XX, YX, YY
-from fbsim.game.jit import generated_module
 from fbsim.game.record import G_FINAL_DIAL, RD_DIAL_BY_ROUND
 
 
@@ -90,6 +93,28 @@ def _compiled(terms: tuple[tuple[str, int, str, int], ...], players: int):
     src = source(terms, players)
     digest = hashlib.sha256(src.encode()).hexdigest()[:12]
     return generated_module(f"fbsim_measure_{digest}", src).measure
+
+
+def generated_module(name: str, source: str):
+    """Import `source` as module `name`, written as a real file beside numba's cache (numba
+    caches compiled functions per source file, and re-imports their module by name when it
+    loads them). The file is rewritten only when its text changes, so the cache stays valid;
+    `name` should carry a digest of `source`."""
+    mod = sys.modules.get(name)
+    if mod is not None:
+        return mod
+    base = Path(os.environ["NUMBA_CACHE_DIR"])
+    base.mkdir(parents=True, exist_ok=True)
+    path = base / f"{name}.py"
+    if not path.exists() or path.read_text() != source:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(source)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def block_measure(metric_list: list, players: int):
