@@ -341,8 +341,9 @@ def simulate_cmd(
              "Parquet tables (win_rates, outcomes, seats) with 95% intervals and paired "
              "differences against a baseline point.\n\n"
              "Give the grid as flags (--vary baseline_offset=-2..2 --vary masks=0,1,2,3 "
-             "--players 3..6; ranges LO..HI or LO..HI:STEP) or as a spec file (see the "
-             "README). Every point plays the same games (common random numbers), so "
+             "--players 3..6; ranges LO..HI or LO..HI:STEP) or as a spec file "
+             "(docs/designers-guide.md, \"Sweep a rule\"). Every point plays the same games "
+             "(common random numbers), so "
              "differences between points have tight intervals. Each finished point is "
              "saved at once: rerun the same command after an interruption to resume. With "
              "no spec and no --vary: baseline_offset -2..2 at 3 to 6 players.")
@@ -845,7 +846,8 @@ def equilibrium_cmd(
              "OUT/trials.parquet and OUT/finalists.parquet. Interrupted searches resume.")
 def tune_cmd(
     target: Annotated[Path | None, typer.Option(
-        help="The tune spec (TOML; see the README). With --equilibrium it may be left out: "
+        help="The tune spec (TOML; docs/designers-guide.md, \"Search the rules\"). With "
+        "--equilibrium it may be left out: "
         "the designer's levers (`fbsim.experiments.search.rulebook.DEFAULT_SPEC`).",
         dir_okay=False)] = None,
     out: Annotated[Path | None, typer.Option(

@@ -316,7 +316,13 @@ def test_the_check_fails_on_a_traceback_or_more_lines():
             assert_one_clean_line(code, "", err)
 
 
-@pytest.mark.parametrize("name,argv", CASES, ids=[name for name, _ in CASES])
+# cases that wait out a timeout before their error (a Dask connection: 30 s)
+SLOW_CASES = {"bench-threads-workers"}
+
+
+@pytest.mark.parametrize("name,argv", [
+    pytest.param(name, argv, marks=pytest.mark.slow) if name in SLOW_CASES else (name, argv)
+    for name, argv in CASES], ids=[name for name, _ in CASES])
 def test_malformed_input_is_one_line_exit_2_and_writes_nothing(folder, capfd, name, argv):
     dirs = {"{tmp}": str(folder), "{dir}": str(folder / "a-folder"),
             "{file}": str(folder / "a-file")}

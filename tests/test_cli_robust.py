@@ -236,6 +236,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
             for p in sorted(folder.rglob("*"))}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("failing", ["table", "page"])
 def test_a_failed_write_leaves_the_old_page_and_table_and_no_temporary(tmp_path, monkeypatch,
                                                                        failing):

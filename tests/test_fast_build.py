@@ -164,6 +164,7 @@ def perturbed(W, seat: int, n: int, rnd: random.Random) -> np.ndarray:
     return W2
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=seed_st(), game=st.integers(0, 10**6), players=st.integers(3, 6),
        perturb=st.integers(0, 2**32), random_lineup=st.booleans())
@@ -205,7 +206,7 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
                     a, b = np.zeros(6, dtype=np.int64), np.ones(6, dtype=np.int64)
                     for ans, v in ((a, view), (b, other)):
                         K.decide(np.int64(d), bot, R, v, P[entry], np.int64(seed),
-                                 np.int64(game), ans)
+                                 np.int64(game), ans, build.token)
                     n_ans = 5 if d == L.DP_COMMIT else 1
                     assert np.array_equal(a[:n_ans], b[:n_ans]), (r, k, s, d)
                     checks += 1
@@ -223,6 +224,7 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
 
 
 @pytest.mark.long
+@pytest.mark.slow
 @pytest.mark.parametrize("players", [3, 4, 5, 6])
 def test_fast_build_equals_checked_build_long(players):
     rules = load_rules(players=players)
@@ -234,6 +236,7 @@ def test_fast_build_equals_checked_build_long(players):
 
 
 @pytest.mark.long
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_fast_build_equals_checked_build_on_random_rules_long(data):

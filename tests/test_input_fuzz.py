@@ -28,6 +28,7 @@ import tomllib
 from pathlib import Path
 from unittest import mock
 
+import pytest
 import typer
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
@@ -276,6 +277,7 @@ RULES_DOCS = [  # (the smallest first: a failing case shrinks towards it)
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, **FUZZ)
 @given(doc=mutated(RULES_DOCS))
 def test_rules_file(doc):
@@ -332,6 +334,7 @@ def _grid_size(spec) -> int:
     return len(spec.points) or len(spec.players) * math.prod(len(v) for v in spec.vary.values())
 
 
+@pytest.mark.slow
 @settings(max_examples=150, **FUZZ)
 @given(doc=mutated(SWEEP_DOCS))
 def test_sweep_spec(doc):
@@ -388,6 +391,7 @@ RULEBOOK_DOCS = [  # the full specs take a second each to check: a quarter of th
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=120, **FUZZ)
 @given(doc=mutated(RULEBOOK_DOCS))
 def test_rulebook_spec(doc):
@@ -455,6 +459,7 @@ EXPERIMENT = st.fixed_dictionaries({
 })
 
 
+@pytest.mark.slow
 @settings(max_examples=100, **FUZZ)
 @given(case=EXPERIMENT)
 def test_experiment_options(case):

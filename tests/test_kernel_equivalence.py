@@ -37,6 +37,7 @@ def check(data, games: int) -> None:
             pytest.fail(f"game {first + i} (seed {seed}): {diff}; lockstep: {where}")
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_kernel_equals_reference_on_random_rules(data):
@@ -44,12 +45,14 @@ def test_kernel_equals_reference_on_random_rules(data):
 
 
 @pytest.mark.long
+@pytest.mark.slow
 @settings(max_examples=2500, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_kernel_equals_reference_long(data):
     check(data, games=50)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bot", ["tunable", "planner", "field"])
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())

@@ -9,6 +9,8 @@ import pickle
 import subprocess
 import sys
 
+import pytest
+
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run import prewarm
 from fbsim.game.lineup import Lineup, parse_lineup
@@ -43,6 +45,7 @@ def run(args: list[str], data: bytes, cache: str) -> str:
     return out.stdout.decode()
 
 
+@pytest.mark.slow
 def test_the_helper_compiles_the_measure_the_runner_loads(tmp_path):
     rules, lineup = load_rules(players=3), parse_lineup("steward=hoarder")
     tally = Tally.for_rules(rules, lineup)
@@ -56,6 +59,7 @@ def test_the_helper_compiles_the_measure_the_runner_loads(tmp_path):
     assert (misses, hits, versions) == (0, 1, 1)
 
 
+@pytest.mark.slow
 def test_a_cold_measure_compiles_one_version_for_any_chunk(tmp_path):
     misses, hits, versions = map(int, run(["-c", MEASURE],
                                           pickle.dumps((load_rules(players=5), Lineup())),

@@ -252,6 +252,7 @@ def test_an_interrupted_search_resumes_to_the_same_bytes(searched, tmp_path):
         assert (out / name).read_bytes() == (searched / "out" / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_a_loose_target_is_found_and_a_tight_one_is_not(tmp_path, capsys):
     (tmp_path / "spec.toml").write_text(
         spec_text(trials=1, target="fair_band = 0.9\ngain = 0.99"))

@@ -106,7 +106,7 @@ def field_file_text(search: SeatSearch, s: dict) -> str:
 def write_summary_md(out, doc: dict):
     """OUT/summary.md: every table size's answer in words and numbers."""
     lines = ["# Balance at a single-seat equilibrium (the game as played)", "",
-             "Found by `fbsim equilibrium` (the README's \"Strong play\"): every seat draws "
+             "Found by `fbsim equilibrium` (docs/strong-play.md): every seat draws "
              "its own planner from its Agenda's mixture, and no single player gains more "
              "than the tolerance by switching strategy alone, by the search's best responses "
              "and an audit on fresh seeds. A player's chance is the win rate of a seat dealt "

@@ -668,7 +668,7 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
 def write_summary_md(out: Path, doc: dict) -> Path:
     """OUT/summary.md: the summary in words and numbers, per table size."""
     lines = ["# Balance at a team equilibrium (every seat of an Agenda one player)", "",
-             "Found by `fbsim equilibrium` (see the README: a PSRO-style search over the "
+             "Found by `fbsim equilibrium` (docs/strong-play.md: a PSRO-style search over the "
              "`planner` bot's strategies, one population per Agenda). Win rates are those of "
              "the field (the mixture) on a fresh seed; the deviation gain is the best response "
              "found against the field minus the Agenda's win rate in it (paired, same games); "
