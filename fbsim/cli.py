@@ -318,14 +318,16 @@ def simulate_cmd(
             check_output_file(path, flag, (kind,))
     if out is not None and records is not None and out.resolve() == records.resolve():
         raise UsageError(f"--records {records}: the same file as --out; give two paths")
-    with ExitStack() as held:  # one writer per output file (`output_lock`)
-        for path in (out, records):
-            if path is not None:
-                held.enter_context(output_lock(path.parent, f".{path.name}.lock"))
+    with ExitStack() as held:
+        def lock() -> None:  # one writer per output file, once the inputs are checked
+            for path in (out, records):
+                if path is not None:
+                    held.enter_context(output_lock(path.parent, f".{path.name}.lock"))
+
         res = simulate(players=players, games=n, rules=rules_file, sets=set_ or [],
                        lineup=lineup, seats=seat or [], seed=seed,
                        progress=_progress(quiet or as_json), records=records,
-                       checked=True if checked else None)
+                       checked=True if checked else None, before_writing=lock)
         if out is not None:
             write_metrics(res, out)
     if as_json:

@@ -74,8 +74,8 @@ class SimulationResult:
 def simulate(players: int | None = None, games: int = 100_000, rules: str | Path | None = None,
              sets: list[str] | tuple[str, ...] = (), lineup: str | None = None,
              seats: list[str] | tuple[str, ...] = (), seed: int = 0, progress=None,
-             records: str | Path | None = None, checked: bool | None = None
-             ) -> SimulationResult:
+             records: str | Path | None = None, checked: bool | None = None,
+             before_writing=None) -> SimulationResult:
     """Play `games` games and return the win-rate, outcome and seat tables.
 
     `players`: the table size (default: the rules file's or `sets`' players, else 4; when
@@ -83,6 +83,8 @@ def simulate(players: int | None = None, games: int = 100_000, rules: str | Path
     `seats` as on the command line.
     `records=PATH` also writes the per-game table to PATH (Parquet). `checked=True` plays the
     kernel's checked build (every bot decision checked against the rules; the same games).
+    `before_writing()`, if given, runs once the inputs are checked, before any game (the
+    command line takes its output locks there: a refused input leaves nothing behind).
     """
     from fbsim.rules import parse_set
 
@@ -94,6 +96,8 @@ def simulate(players: int | None = None, games: int = 100_000, rules: str | Path
     if games < 1:
         raise SpecError("--games: must be >= 1")
     _, (point,) = build_points(spec)
+    if before_writing is not None:
+        before_writing()
     progress = progress or NoProgress()
     started = now_iso()
     tally = Tally.for_rules(point.rules, point.lineup)
