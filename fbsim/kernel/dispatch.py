@@ -161,7 +161,13 @@ def _decision(d: str):
     decide.__name__ = decide.__qualname__ = d
     decide.__doc__ = f"The seat's bot's `{d}`, asked as tape T's build says."
 
-    @overload(decide, jit_options={"nogil": True, "_nrt": False})  # (LLVM inlines the call)
+    # inlined by numba: the market and the Fog and cornered answers (cheap to type twice);
+    # called, for LLVM to inline: the commitment and the Accusation, whose bots' code is the
+    # largest to type (a shorter cold start)
+    how = {"jit_options": {"nogil": True, "_nrt": False}} if d in ("commit", "accuse") else {
+        "inline": "always"}
+
+    @overload(decide, **how)
     def _specialised(bot, R, V, P, seed, game, T):
         if isinstance(T, TapeType):
             return implementation(d, T.bots, T.mode)
