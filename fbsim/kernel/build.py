@@ -38,7 +38,7 @@ import numpy as np
 from fbsim.game.lineup import Lineup
 from fbsim.game.shape import shape_of
 from fbsim.kernel import dispatch, engine
-from fbsim.kernel.buildtype import token
+from fbsim.kernel.buildtype import Token
 from fbsim.kernel.settings import checked_default, shapes_setting
 
 SPECIALISE_MAX = 4  # builds of at most this many bots are specialised (`build_for`)
@@ -126,7 +126,7 @@ def _pool(threads: int) -> ThreadPoolExecutor:
 
 @cache
 def _token(bots, checked, mode, shape):
-    return token(bots, checked, mode, shape)
+    return Token(bots, checked, mode, shape)
 
 
 @cache

@@ -50,72 +50,62 @@ class Built(np.ndarray):
         return self.bots, self.checked, self.mode, self.dims
 
 
-class Token:
-    """A build's token: what its entry points take. numba types it `BuildType` (it holds no
-    data: only its type is read, at compile time)."""
+class _Build:
+    """What a token and the numba types hold: the bots, the checks, the mode, the shape."""
+
+    def _hold(self, bots, checked: bool, mode: str, dims) -> None:
+        self.bots, self.checked, self.mode = tuple(bots), bool(checked), mode
+        self.dims = None if dims is None else tuple(int(d) for d in dims)
+
+    def build(self) -> tuple:
+        return self.bots, self.checked, self.mode, self.dims
+
+    def _name(self, kind: str) -> str:
+        shape = "any" if self.dims is None else "x".join(map(str, self.dims))
+        return (f"{kind}({'+'.join(self.bots)}; {'checked' if self.checked else 'fast'}; "
+                f"{self.mode}; {shape})")
+
+    @property
+    def mangling_args(self):  # each build's functions have names of their own
+        return type(self).__name__, [*self.bots, int(self.checked), self.mode,
+                                     *(self.dims or ())]
+
+
+class Token(_Build):
+    """A build's token: what its entry points take (see the module's docstring). numba types
+    it `BuildType` (it holds no data: only its type is read, at compile time)."""
 
     __slots__ = ("bots", "checked", "mode", "dims", "_numba_type_")
 
     def __init__(self, bots: tuple[str, ...], checked: bool, mode: str,
                  dims: tuple[int, ...] | None):
-        self.bots, self.checked, self.mode = tuple(bots), bool(checked), mode
-        self.dims = None if dims is None else tuple(int(d) for d in dims)
+        self._hold(bots, checked, mode, dims)
         self._numba_type_ = BuildType(*self.build())
 
-    def build(self) -> tuple:
-        return self.bots, self.checked, self.mode, self.dims
 
-
-def token(bots: tuple[str, ...], checked: bool, mode: str,
-          dims: tuple[int, ...] | None) -> Token:
-    """The token of a build (see the module's docstring)."""
-    return Token(bots, checked, mode, dims)
-
-
-def _name(kind: str, bots, checked, mode, dims) -> str:
-    shape = "any" if dims is None else "x".join(map(str, dims))
-    return f"{kind}({'+'.join(bots)}; {'checked' if checked else 'fast'}; {mode}; {shape})"
-
-
-class BuildType(types.Type):
+class BuildType(_Build, types.Type):
     """numba's type of a build's token (no data)."""
 
     def __init__(self, bots, checked: bool, mode: str, dims):
-        self.bots, self.checked, self.mode = tuple(bots), bool(checked), mode
-        self.dims = None if dims is None else tuple(int(d) for d in dims)
-        super().__init__(name=_name("build", *self.build()))
-
-    def build(self) -> tuple:
-        return self.bots, self.checked, self.mode, self.dims
+        self._hold(bots, checked, mode, dims)
+        super().__init__(name=self._name("build"))
 
     @property
     def key(self):
         return self.build()
 
-    @property
-    def mangling_args(self):  # each build's functions have names of their own
-        return "Build", [*self.bots, int(self.checked), self.mode, *(self.dims or ())]
 
-
-class TapeType(types.Array):
+class TapeType(_Build, types.Array):
     """numba's type of a game's tape in a build: an int64 vector whose type holds the build,
     what the steps that ask a bot read."""
 
     def __init__(self, bots, checked: bool, mode: str, dims):
-        self.bots, self.checked, self.mode = tuple(bots), bool(checked), mode
-        self.dims = None if dims is None else tuple(int(d) for d in dims)
-        super().__init__(types.int64, 1, "C", name=_name("tape", *self.build()))
-
-    def build(self) -> tuple:
-        return self.bots, self.checked, self.mode, self.dims
+        self._hold(bots, checked, mode, dims)
+        super().__init__(types.int64, 1, "C", name=self._name("tape"))
 
     @property
     def key(self):
-        return super().key + self.build()
-
-    @property
-    def mangling_args(self):
-        return "Tape", [*self.bots, int(self.checked), self.mode, *(self.dims or ())]
+        return types.Array.key.fget(self) + self.build()
 
 
 register_default(BuildType)(OpaqueModel)
