@@ -180,12 +180,12 @@ def test_private_import_check_can_fail(tmp_path, monkeypatch, source, expected):
 
 # R-I2: a bot reads its own private block through `fbsim.game.public.mine`, never by indexing
 # the view's private section (which, in the kernel, holds every seat's block)
-PRIVATE_NAMES = ("PRIV", "V_PRIVATE_START")
+PRIVATE_NAMES = ("PRIVATE", "V_PRIVATE_START")
 
 
 def private_indexing(source: str) -> list[int]:
     """Lines of `source` that index an array with a private field of the view (V_MY_*,
-    PRIV, V_PRIVATE_START) other than through `mine`."""
+    PRIVATE, V_PRIVATE_START) other than through `mine`."""
     bad = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Subscript):
@@ -204,7 +204,8 @@ def test_R_I2_bots_read_their_private_block_only_through_mine():
 
 @pytest.mark.parametrize("source,expected", [
     ("x = V[L.V_MY_CAPITAL]", [1]),
-    ("x = V[L.V_MY_CAPITAL + V[L.V_SEAT] * L.PRIV]", [1]),
+    ("x = V[L.V_MY_CAPITAL + V[L.V_SEAT]]", [1]),
+    ("x = V[L.PRIVATE[2] + 1]", [1]),
     ("x = V[L.V_PRIVATE_START + 3]", [1]),
     ("x = mine(V, L.V_MY_CAPITAL) + V[L.V_DIAL]", []),
 ])

@@ -121,18 +121,18 @@ def test_the_field_bot_keeps_its_drawn_component_as_its_memo():
     R = rules_vector(rules)
     V = np.zeros(GL.V_SIZE, dtype=np.int64)
     V[GL.V_SEAT] = 2
-    V[GL.V_MY_AGENDA + 2 * GL.PRIV] = GL.STEWARD
-    V[GL.V_MY_CAPITAL + 2 * GL.PRIV] = 30
-    V[GL.V_MY_MASKS + 2 * GL.PRIV] = 2
+    V[GL.V_MY_AGENDA + 2] = GL.STEWARD
+    V[GL.V_MY_CAPITAL + 2] = 30
+    V[GL.V_MY_MASKS + 2] = 2
     V[GL.V_ROUND] = 1
     V[GL.V_DIAL] = 450
     V[GL.V_WORLD_PROJECTION] = GL.STALE
     kept = {}
     for game in range(40):
         fresh = V.copy()
-        fresh[GL.V_MY_MEMO + 2 * GL.PRIV] = GL.NO_MEMO
+        fresh[GL.V_MY_MEMO + 2] = GL.NO_MEMO
         a = field.commit(R, fresh, row, np.int64(7), np.int64(game))
-        o = int(fresh[GL.V_MY_MEMO + 2 * GL.PRIV])
+        o = int(fresh[GL.V_MY_MEMO + 2])
         assert o == field.component(row, np.int64(7), np.int64(game), GL.STEWARD,
                                    np.int64(2))
         again = field.commit(R, fresh, row, np.int64(7), np.int64(game))  # from the memo
@@ -141,7 +141,7 @@ def test_the_field_bot_keeps_its_drawn_component_as_its_memo():
     assert len(kept) == 2 and len(set(kept.values())) == 2  # both drawn, answering apart
     (o0, a0), (o1, a1) = kept.items()
     swapped = V.copy()
-    swapped[GL.V_MY_MEMO + 2 * GL.PRIV] = o1  # whatever the game draws, the memo decides
+    swapped[GL.V_MY_MEMO + 2] = o1  # whatever the game draws, the memo decides
     assert field.commit(R, swapped, row, np.int64(7), np.int64(0)) == a1
 
 

@@ -146,10 +146,9 @@ def test_fast_build_agrees_with_reference_step_by_step(players, lineup):
 
 
 # the hidden state of a seat (R-I2): what a rival may not see
-# every field of its private block but its Agenda (changed below while it is hidden), and
-# its Fog request / Accusation target of this round
-HIDDEN = tuple(f for f in range(L.V_PRIVATE_START, L.V_PRIVATE_START + L.PRIV)
-               if f != L.V_MY_AGENDA) + (KL.S_REQUEST,)
+# every private field but its Agenda (changed below while it is hidden), and its Fog
+# request / Accusation target of this round
+HIDDEN = tuple(f for f in L.PRIVATE if f != L.V_MY_AGENDA) + (KL.S_REQUEST,)
 
 
 def perturbed(W, seat: int, n: int, rnd: random.Random) -> np.ndarray:
@@ -158,9 +157,9 @@ def perturbed(W, seat: int, n: int, rnd: random.Random) -> np.ndarray:
         if t == seat:
             continue
         for f in HIDDEN:
-            W2[KL.seat_index(f, t)] = rnd.randrange(0, 40)
-        if W[KL.seat_index(KL.S_REVEALED, t)] == 0:
-            W2[KL.seat_index(L.V_MY_AGENDA, t)] = rnd.randrange(L.N_AGENDAS)
+            W2[f + t] = rnd.randrange(0, 40)
+        if W[KL.S_REVEALED + t] == 0:
+            W2[L.V_MY_AGENDA + t] = rnd.randrange(L.N_AGENDAS)
     return W2
 
 
@@ -172,7 +171,7 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
         seed, game, players, perturb, random_lineup):
     """At every step of a game played by the fast build, every bot's answer to each decision
     is the same when the rivals' hidden state is changed at random in the very array the bot
-    is handed (the kernel keeps every seat's private block in the view section: a bot must
+    is handed (the kernel keeps every seat's private fields in the view section: a bot must
     read only its own, `fbsim.game.public.mine`); what the seat may know of it is unchanged
     too. The seat's own hidden state does reach its view."""
     rules = load_rules(players=players)
@@ -195,8 +194,8 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
         W[L.V_ROUND] = r
         for k in range(K.N_ROUND_STEPS):
             for s in range(players):
-                entry = int(W[KL.seat_index(KL.S_ENTRY, s)])
-                bot = W[KL.seat_index(KL.S_BOT, s)]  # the build's id of the seat's bot
+                entry = int(W[KL.S_ENTRY + s])
+                bot = W[KL.S_BOT + s]  # the build's id of the seat's bot
                 for d in decisions:
                     view = kernel_view(K, W, s, d)
                     other = kernel_view(K, perturbed(W, s, players, rnd), s, d)
@@ -211,7 +210,7 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
                     assert np.array_equal(a[:n_ans], b[:n_ans]), (r, k, s, d)
                     checks += 1
                 mine = W.copy()
-                mine[KL.seat_index(L.V_MY_CAPITAL, s)] += 1 + rnd.randrange(9)
+                mine[L.V_MY_CAPITAL + s] += 1 + rnd.randrange(9)
                 assert not np.array_equal(visible(kernel_view(K, mine, s, L.DP_COMMIT), s),
                                           visible(kernel_view(K, W, s, L.DP_COMMIT), s))
             K.round_step(k, R, P, W, players, r, np.int64(seed), np.int64(game), deck, T)

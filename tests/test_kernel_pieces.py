@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fbsim.game import layout as L
 from fbsim.game.lineup import parse_lineup
 from fbsim.kernel import engine as K
+from fbsim.kernel import layout as KL
 from fbsim.kernel.lockstep import field_name, first_difference
 from fbsim.reference import engine as E
 from fbsim.reference.state import Game
@@ -66,12 +68,16 @@ def test_lockstep_reports_field_round_and_step(monkeypatch):
     monkeypatch.setattr(E, "market_turns", bad_market)
     msg = first_difference(rules, None, 1, 0)
     assert msg is not None
-    assert msg.startswith("round 1, after market: V_MY_CAPITAL (view of seat 0)")
+    assert msg.startswith("round 1, after market: my_capital[0] (view of seat 0)")
 
 
 def test_field_names():
-    assert field_name(L.V_DIAL) == "V_DIAL"
-    assert field_name(L.V_OWNED + 9) == "V_OWNED[9]"
+    assert field_name(L.V_DIAL) == "dial"
+    assert field_name(L.V_OWNED + 9) == "owned[9]"
+    assert field_name(L.V_MY_CAPITAL + 2) == "my_capital[2]"
+    assert field_name(KL.S_OVER) == "over"
+    with pytest.raises(IndexError):
+        field_name(KL.W_SIZE)
 
 
 def projection_turn_by_turn(R, V):

@@ -40,8 +40,8 @@ def setting(table, view):
     V = np.zeros(L.V_SIZE, dtype=np.int64)
     V[L.V_SEAT] = view["seat"]
     V[L.V_MARKET:L.V_MARKET + L.MAX_MARKET] = view["market"]
-    V[L.V_MY_CAPITAL + view["seat"] * L.PRIV] = view["capital"]
-    V[L.V_MY_FREE_WORKS + view["seat"] * L.PRIV] = view["free_works"]
+    V[L.V_MY_CAPITAL + view["seat"]] = view["capital"]
+    V[L.V_MY_FREE_WORKS + view["seat"]] = view["free_works"]
     return R, V
 
 

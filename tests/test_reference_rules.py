@@ -451,11 +451,9 @@ def test_R_V1_reveal_shows_open_counts_with_owner_and_fog_totals_only():
     assert list(V[L.V_REVEALED_AGENDA:L.V_REVEALED_AGENDA + 3]) == [-1, -1, -1]
     assert mine(V, L.V_MY_CAPITAL) == 10
     assert mine(V, L.V_MY_MASKED_COOL_TOTAL) == 0
-    # ... in seat 2's own block of the private section; the other seats' blocks are empty
-    assert V[L.V_MY_CAPITAL + 2 * L.PRIV] == 10
-    others = [V[L.V_PRIVATE_START + t * L.PRIV:L.V_PRIVATE_START + (t + 1) * L.PRIV]
-              for t in range(L.MAX_PLAYERS) if t != 2]
-    assert not any(b.any() for b in others)
+    # ... in seat 2's own slot of each private field; the other seats' slots are empty
+    assert V[L.V_MY_CAPITAL + 2] == 10
+    assert not any(V[f + t] for f in L.PRIVATE for t in range(L.MAX_PLAYERS) if t != 2)
 
 
 def test_R_V2_dial_moves_by_all_chips_fog_included():

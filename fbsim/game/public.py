@@ -13,19 +13,19 @@ NO_THRESHOLD = 1 << 62  # above any Dial
 
 @shared
 def asset_field(R, kind, f):
-    return R[L.R_ASSET + kind * L.ASSET_STRIDE + f]
+    return R[L.asset_at(kind, f)]
 
 
 @shared
 def owned(V, seat, kind):
-    return V[L.V_OWNED + seat * L.MAX_KINDS + kind]
+    return V[L.owned_at(seat, kind)]
 
 
 @shared
 def mine(V, field):
-    """The deciding player's own private field (R-I2): `field` is a `V_MY_*` index (seat
-    0's block); each seat's block follows the previous one (`fbsim.game.layout.PRIV`)."""
-    return V[field + V[L.V_SEAT] * L.PRIV]
+    """The deciding player's own private field (R-I2): `field` is a `V_MY_*` index, which
+    holds one slot per seat (`fbsim.game.layout`)."""
+    return V[field + V[L.V_SEAT]]
 
 
 @shared
@@ -35,13 +35,13 @@ def memo(V):
     stays the same for the whole game, so a memo changes how often the bot computes it,
     never an answer: the reference engine, which builds a fresh view for every decision,
     starts every view at NO_MEMO (the engines' records agree game for game)."""
-    return V[L.V_MY_MEMO + V[L.V_SEAT] * L.PRIV]
+    return V[L.V_MY_MEMO + V[L.V_SEAT]]
 
 
 @shared
 def keep_memo(V, value):
     """Keep `value` as the deciding player's memo for the rest of the game (`memo`)."""
-    V[L.V_MY_MEMO + V[L.V_SEAT] * L.PRIV] = value
+    V[L.V_MY_MEMO + V[L.V_SEAT]] = value
 
 
 @shared

@@ -16,7 +16,7 @@ from fbsim.game import layout as L
 from fbsim.game import shape
 from fbsim.game.jit import shared_inline
 from fbsim.game.legal import accusable, can_buy, can_buy_any, commit_is_legal
-from fbsim.game.public import band_of, flips
+from fbsim.game.public import asset_field, band_of, flips, owned
 from fbsim.game.record import (
     G_BAND,
     G_END,
@@ -28,23 +28,6 @@ from fbsim.game.record import (
     G_TOKENS_FLIPPED,
     G_WINNER,
     RD_DIAL_BY_ROUND,
-    SE_AGENDA,
-    SE_BOT,
-    SE_BURN_MASKED,
-    SE_BURN_OPEN,
-    SE_CAPITAL,
-    SE_COOL_MASKED,
-    SE_COOL_OPEN,
-    SE_CORNERED,
-    SE_FOG_IN,
-    SE_FOG_RECEIVED,
-    SE_FOG_REQUESTED,
-    SE_LEGACY,
-    SE_MASKS_LEFT,
-    SE_PAID,
-    SE_POINTED_AT,
-    SE_REVEALED,
-    SE_WORKS,
     SK_ASSETS,
 )
 from fbsim.game.rng import shuffle_in_place
@@ -57,7 +40,6 @@ from fbsim.kernel.layout import (
     ERR_FOG,
     ERR_MARKET,
     G_ERROR,
-    PRIV,
     S_ACCUSERS,
     S_BOT,
     S_BURN_OPEN_T,
@@ -78,6 +60,7 @@ from fbsim.kernel.layout import (
     S_WEIGHT,
     S_WINNER,
     S_WORKS_T,
+    SEAT_SOURCES,
     W_SIZE,
 )
 
@@ -123,14 +106,6 @@ def _cannot_buy(T, R, W):
 # the step functions never allocate (see fbsim.game.jit.shared): no reference counting
 jit = njit(cache=True, nogil=True, _nrt=False)
 
-A = L.ASSET_STRIDE
-
-
-@shared_inline
-def afield(R, k, f):
-    return R[L.R_ASSET + k * A + f]
-
-
 @shared_inline
 def fail(W, code, r, s):
     if W[S_ERROR] == 0:
@@ -149,14 +124,14 @@ def seat_at(first, i, n):
 @shared_inline
 def is_rev_accel(W, s):
     # (without a branch: asked of every seat at every payment)
-    return (W[S_REVEALED + s] == 1) & (W[L.V_MY_AGENDA + s * PRIV] == L.ACCELERATIONIST)
+    return (W[S_REVEALED + s] == 1) & (W[L.V_MY_AGENDA + s] == L.ACCELERATIONIST)
 
 
 @shared_inline
 def ask(W, s, decision):
-    """Seat s is asked `decision`: its view is the view section of W (R-I1, and its own
-    private block among every seat's, R-I2, which the bot reads by its seat:
-    `fbsim.game.public.mine`); nothing is copied."""
+    """Seat s is asked `decision`: its view is the view section of W (R-I1, and its own slot
+    of each private field, R-I2, which the bot reads by its seat: `fbsim.game.public.mine`);
+    nothing is copied."""
     W[L.V_DECISION] = decision
     W[L.V_SEAT] = s
 
@@ -179,7 +154,7 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
     # R-S5: the asset deck
     m = 0
     for k in range(shape.n_kinds(R)):
-        for _ in range(afield(R, k, L.A_COUNT)):
+        for _ in range(asset_field(R, k, L.A_COUNT)):
             deck[m] = k
             m += 1
     shuffle_in_place(deck[:m], seed, game, L.PURPOSE_ASSET_SHUFFLE)
@@ -199,14 +174,14 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
     for s in range(n):
         W[L.V_REVEALED_AGENDA + s] = -1
         a = agenda_deck[s]
-        W[L.V_MY_AGENDA + s * PRIV] = a
+        W[L.V_MY_AGENDA + s] = a
         W[S_BOT + s] = seat_bot[s] if seat_bot[s] >= 0 else bot_of_agenda[a]
         W[S_ENTRY + s] = L.N_AGENDAS + s if seat_bot[s] >= 0 else a
-        W[L.V_MY_MASKS + s * PRIV] = R[L.R_MASKS]
-        W[L.V_MY_MEMO + s * PRIV] = L.NO_MEMO  # kept by the seat's bot from its first decision
+        W[L.V_MY_MASKS + s] = R[L.R_MASKS]
+        W[L.V_MY_MEMO + s] = L.NO_MEMO  # kept by the seat's bot from its first decision
     for place in range(n):
         s = seat_at(first, place, n)
-        W[L.V_MY_CAPITAL + s * PRIV] = R[L.R_CAPITAL] + place * R[L.R_STAGGER]  # R-S2, R-S3
+        W[L.V_MY_CAPITAL + s] = R[L.R_CAPITAL] + place * R[L.R_STAGGER]  # R-S2, R-S3
 
 
 # --------------------------------------------------------------------------- the round
@@ -216,7 +191,7 @@ def setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck):
 def pay_income(R, W, n):
     """R-W1 (S_INCOME holds each seat's income, kept up to date at every purchase)."""
     for s in range(n):
-        W[L.V_MY_CAPITAL + s * PRIV] += W[S_INCOME + s]
+        W[L.V_MY_CAPITAL + s] += W[S_INCOME + s]
 
 
 @shared_inline
@@ -275,22 +250,22 @@ def commit(R, P, W, n, r, seed, game, T):
         if not legal_commit(T, R, W, works, cool, burn, mc, mb):
             fail(W, ERR_COMMIT, r, s)
             return
-        W[L.V_MY_WORKS + s * PRIV] = works
-        W[L.V_MY_COOL + s * PRIV] = cool
-        W[L.V_MY_BURN + s * PRIV] = burn
-        W[L.V_MY_MASKED_COOL + s * PRIV] = mc
-        W[L.V_MY_MASKED_BURN + s * PRIV] = mb
+        W[L.V_MY_WORKS + s] = works
+        W[L.V_MY_COOL + s] = cool
+        W[L.V_MY_BURN + s] = burn
+        W[L.V_MY_MASKED_COOL + s] = mc
+        W[L.V_MY_MASKED_BURN + s] = mb
     for s in range(n):
-        masked = W[L.V_MY_MASKED_COOL + s * PRIV] + W[L.V_MY_MASKED_BURN + s * PRIV]
-        W[L.V_MY_MASKS + s * PRIV] -= masked  # R-C2
-        W[S_WORKS_T + s] += W[L.V_MY_WORKS + s * PRIV]
-        W[S_COOL_OPEN_T + s] += W[L.V_MY_COOL + s * PRIV] - W[L.V_MY_MASKED_COOL + s * PRIV]
-        W[L.V_MY_MASKED_COOL_TOTAL + s * PRIV] += W[L.V_MY_MASKED_COOL + s * PRIV]
-        W[S_BURN_OPEN_T + s] += W[L.V_MY_BURN + s * PRIV] - W[L.V_MY_MASKED_BURN + s * PRIV]
-        W[L.V_MY_MASKED_BURN_TOTAL + s * PRIV] += W[L.V_MY_MASKED_BURN + s * PRIV]
-        W[L.V_MY_FREE_WORKS + s * PRIV] = W[L.V_MY_WORKS + s * PRIV]
-        W[L.V_MY_BOUGHT + s * PRIV] = 0
-        W[L.V_MY_FOG_IN_ROUND + s * PRIV] = 0
+        masked = W[L.V_MY_MASKED_COOL + s] + W[L.V_MY_MASKED_BURN + s]
+        W[L.V_MY_MASKS + s] -= masked  # R-C2
+        W[S_WORKS_T + s] += W[L.V_MY_WORKS + s]
+        W[S_COOL_OPEN_T + s] += W[L.V_MY_COOL + s] - W[L.V_MY_MASKED_COOL + s]
+        W[L.V_MY_MASKED_COOL_TOTAL + s] += W[L.V_MY_MASKED_COOL + s]
+        W[S_BURN_OPEN_T + s] += W[L.V_MY_BURN + s] - W[L.V_MY_MASKED_BURN + s]
+        W[L.V_MY_MASKED_BURN_TOTAL + s] += W[L.V_MY_MASKED_BURN + s]
+        W[L.V_MY_FREE_WORKS + s] = W[L.V_MY_WORKS + s]
+        W[L.V_MY_BOUGHT + s] = 0
+        W[L.V_MY_FOG_IN_ROUND + s] = 0
 
 
 @jit
@@ -301,18 +276,18 @@ def reveal(R, W, n):
     all_cool = 0
     all_burn = 0
     for s in range(n):
-        oc = W[L.V_MY_COOL + s * PRIV] - W[L.V_MY_MASKED_COOL + s * PRIV]
-        ob = W[L.V_MY_BURN + s * PRIV] - W[L.V_MY_MASKED_BURN + s * PRIV]
-        W[L.V_LAST_OPEN_WORKS + s] = W[L.V_MY_WORKS + s * PRIV]
+        oc = W[L.V_MY_COOL + s] - W[L.V_MY_MASKED_COOL + s]
+        ob = W[L.V_MY_BURN + s] - W[L.V_MY_MASKED_BURN + s]
+        W[L.V_LAST_OPEN_WORKS + s] = W[L.V_MY_WORKS + s]
         W[L.V_LAST_OPEN_COOL + s] = oc
         W[L.V_LAST_OPEN_BURN + s] = ob
-        W[L.V_OPEN_WORKS_TOTAL + s] += W[L.V_MY_WORKS + s * PRIV]
+        W[L.V_OPEN_WORKS_TOTAL + s] += W[L.V_MY_WORKS + s]
         W[L.V_OPEN_COOL_TOTAL + s] += oc
         W[L.V_OPEN_BURN_TOTAL + s] += ob
-        fog_cool += W[L.V_MY_MASKED_COOL + s * PRIV]
-        fog_burn += W[L.V_MY_MASKED_BURN + s * PRIV]
-        all_cool += W[L.V_MY_COOL + s * PRIV]
-        all_burn += W[L.V_MY_BURN + s * PRIV]
+        fog_cool += W[L.V_MY_MASKED_COOL + s]
+        fog_burn += W[L.V_MY_MASKED_BURN + s]
+        all_cool += W[L.V_MY_COOL + s]
+        all_burn += W[L.V_MY_BURN + s]
     W[L.V_LAST_FOG_COOL] = fog_cool
     W[L.V_LAST_FOG_BURN] = fog_burn
     W[L.V_FOG_COOL_TOTAL] += fog_cool
@@ -331,14 +306,14 @@ def reveal(R, W, n):
 def pay_burns_and_cools(R, W, n):
     """R-V3 then R-V4."""
     for s in range(n):
-        ob = W[L.V_MY_BURN + s * PRIV] - W[L.V_MY_MASKED_BURN + s * PRIV]
-        W[L.V_MY_CAPITAL + s * PRIV] += ob * burn_pay(R, W, s)
-        to_pot = W[L.V_MY_MASKED_BURN + s * PRIV] * R[L.R_FOG_PER_MASKED_BURN]
-        W[L.V_MY_FOG_IN_TOTAL + s * PRIV] += to_pot
-        W[L.V_MY_FOG_IN_ROUND + s * PRIV] = to_pot
+        ob = W[L.V_MY_BURN + s] - W[L.V_MY_MASKED_BURN + s]
+        W[L.V_MY_CAPITAL + s] += ob * burn_pay(R, W, s)
+        to_pot = W[L.V_MY_MASKED_BURN + s] * R[L.R_FOG_PER_MASKED_BURN]
+        W[L.V_MY_FOG_IN_TOTAL + s] += to_pot
+        W[L.V_MY_FOG_IN_ROUND + s] = to_pot
         W[L.V_POT] += to_pot
     for s in range(n):
-        W[L.V_MY_CAPITAL + s * PRIV] -= W[L.V_MY_COOL + s * PRIV] * R[L.R_COOL_COST]
+        W[L.V_MY_CAPITAL + s] -= W[L.V_MY_COOL + s] * R[L.R_COOL_COST]
 
 
 @jit
@@ -361,9 +336,9 @@ def fog_claims(R, P, W, n, r, seed, game, T):
         got = req if req < pot else pot
         if got < req and R[L.R_FOG_PARTIAL_FILL] == 0:
             got = 0
-        W[L.V_MY_REQUESTED_TOTAL + s * PRIV] += req
-        W[L.V_MY_RECEIVED_TOTAL + s * PRIV] += got
-        W[L.V_MY_CAPITAL + s * PRIV] += got
+        W[L.V_MY_REQUESTED_TOTAL + s] += req
+        W[L.V_MY_RECEIVED_TOTAL + s] += got
+        W[L.V_MY_CAPITAL + s] += got
         W[L.V_POT] = pot - got
     if R[L.R_FOG_CARRY_OVER] == 0:
         W[L.V_POT] = 0
@@ -391,14 +366,14 @@ def market_turns(R, P, W, n, r, seed, game, deck, T):
                 fail(W, ERR_MARKET, r, s)
                 return
             kind = W[L.V_MARKET + slot]
-            price = afield(R, kind, L.A_PRICE)
-            W[L.V_MY_FREE_WORKS + s * PRIV] -= labour
-            W[L.V_MY_BOUGHT + s * PRIV] += 1
-            W[L.V_OWNED + s * L.MAX_KINDS + kind] += 1
-            ppm = afield(R, kind, L.A_PPM)
+            price = asset_field(R, kind, L.A_PRICE)
+            W[L.V_MY_FREE_WORKS + s] -= labour
+            W[L.V_MY_BOUGHT + s] += 1
+            W[L.owned_at(s, kind)] += 1
+            ppm = asset_field(R, kind, L.A_PPM)
             W[L.V_TABLE_PPM] += ppm
-            W[S_INCOME + s] += afield(R, kind, L.A_INCOME)
-            W[L.V_MY_CAPITAL + s * PRIV] -= price
+            W[S_INCOME + s] += asset_field(R, kind, L.A_INCOME)
+            W[L.V_MY_CAPITAL + s] -= price
             pos = W[S_DECK_POS]
             if pos < W[S_DECK_LEN]:
                 W[L.V_MARKET + slot] = deck[pos]
@@ -408,8 +383,8 @@ def market_turns(R, P, W, n, r, seed, game, deck, T):
             W[L.V_DECK_LEFT] = W[S_DECK_LEN] - W[S_DECK_POS]
             if ppm != 0:  # of what the projection reads, a purchase changes only the ppm
                 W[L.V_WORLD_PROJECTION] = L.STALE
-        W[L.V_MY_CAPITAL + s * PRIV] += W[L.V_MY_FREE_WORKS + s * PRIV] * R[L.R_WAGE]
-        W[L.V_MY_FREE_WORKS + s * PRIV] = 0
+        W[L.V_MY_CAPITAL + s] += W[L.V_MY_FREE_WORKS + s] * R[L.R_WAGE]
+        W[L.V_MY_FREE_WORKS + s] = 0
 
 
 @shared_inline
@@ -418,8 +393,8 @@ def point_weight(R, W, s):
     best = R[L.R_POINT_WEIGHT]
     stacked = 0
     for k in range(shape.n_kinds(R)):
-        count = W[L.V_OWNED + s * L.MAX_KINDS + k]
-        w = afield(R, k, L.A_ACCUSATION_WEIGHT)
+        count = owned(W, s, k)
+        w = asset_field(R, k, L.A_ACCUSATION_WEIGHT)
         if count > 0 and w > 0:
             if w > best:
                 best = w
@@ -454,7 +429,7 @@ def accusation(R, P, W, n, r, seed, game, T):
         if t >= 0:
             W[S_WEIGHT + t] += point_weight(R, W, s)
             W[S_ACCUSERS + t] += 1
-            W[L.V_POINTS + s * L.MAX_PLAYERS + t] += 1
+            W[L.points_at(s, t)] += 1
             W[S_POINTED + t] += 1
     top = 0
     leaders = 0
@@ -471,7 +446,7 @@ def accusation(R, P, W, n, r, seed, game, T):
         return
     W[L.V_CORNERED_TOTAL + c] += 1
     cost = W[S_ACCUSERS + c] * R[L.R_PAY_PER_ACCUSER]
-    if W[L.V_MY_CAPITAL + c * PRIV] < cost:
+    if W[L.V_MY_CAPITAL + c] < cost:
         choice = 1  # R-A4: must reveal
     else:
         ask(W, c, L.DP_CORNERED)
@@ -486,26 +461,26 @@ def accusation(R, P, W, n, r, seed, game, T):
             return
     if choice == 1:
         W[S_REVEALED + c] = 1
-        W[L.V_REVEALED_AGENDA + c] = W[L.V_MY_AGENDA + c * PRIV]
+        W[L.V_REVEALED_AGENDA + c] = W[L.V_MY_AGENDA + c]
     else:
         W[L.V_PAID_TOTAL + c] += 1
         pay = R[L.R_PAY_PER_ACCUSER]
         for s in range(n):
             if W[S_REQUEST + s] == c:
-                W[L.V_MY_CAPITAL + c * PRIV] -= pay
-                W[L.V_MY_CAPITAL + s * PRIV] += pay
+                W[L.V_MY_CAPITAL + c] -= pay
+                W[L.V_MY_CAPITAL + s] += pay
 
 
 @shared_inline
 def end_round(W, n):
     for s in range(n):
-        W[L.V_MY_WORKS + s * PRIV] = 0  # no commitment yet in the next round (the view's 0)
-        W[L.V_MY_COOL + s * PRIV] = 0
-        W[L.V_MY_BURN + s * PRIV] = 0
-        W[L.V_MY_MASKED_COOL + s * PRIV] = 0
-        W[L.V_MY_MASKED_BURN + s * PRIV] = 0
-        W[L.V_MY_FOG_IN_ROUND + s * PRIV] = 0
-        W[L.V_MY_BOUGHT + s * PRIV] = 0
+        W[L.V_MY_WORKS + s] = 0  # no commitment yet in the next round (the view's 0)
+        W[L.V_MY_COOL + s] = 0
+        W[L.V_MY_BURN + s] = 0
+        W[L.V_MY_MASKED_COOL + s] = 0
+        W[L.V_MY_MASKED_BURN + s] = 0
+        W[L.V_MY_FOG_IN_ROUND + s] = 0
+        W[L.V_MY_BOUGHT + s] = 0
     W[L.V_FIRST_PLAYER] = seat_at(W[L.V_FIRST_PLAYER], 1, n)
 
 
@@ -525,12 +500,12 @@ def agenda_bonus(R, W, agenda, band, dial, s):
     if band == L.EXTREME:
         heat = 0  # assets with positive ppm
         for k in range(shape.n_kinds(R)):
-            if afield(R, k, L.A_PPM) > 0:
+            if asset_field(R, k, L.A_PPM) > 0:
                 if R[L.R_ACCEL_HEAT_OWN_ONLY] == 1:
-                    heat += W[L.V_OWNED + s * L.MAX_KINDS + k]
+                    heat += owned(W, s, k)
                 else:  # every one owned at the table counts
                     for o in range(shape.players(R)):
-                        heat += W[L.V_OWNED + o * L.MAX_KINDS + k]
+                        heat += owned(W, o, k)
         return R[L.R_ACCEL_EXTREME] + R[L.R_ACCEL_PER_HEAT_ASSET] * heat
     return R[L.R_ACCEL_OTHER]
 
@@ -553,14 +528,14 @@ def score(R, W, n):
         best_bunk = -1
         for i in range(n):
             s = seat_at(start, i, n)
-            cap = W[L.V_MY_CAPITAL + s * PRIV]
-            accel = W[L.V_MY_AGENDA + s * PRIV] == L.ACCELERATIONIST
+            cap = W[L.V_MY_CAPITAL + s]
+            accel = W[L.V_MY_AGENDA + s] == L.ACCELERATIONIST
             if not accel or cap < R[L.R_COLLAPSE_MIN_CAPITAL]:
                 continue
             bunk = 0
             for k in range(shape.n_kinds(R)):
-                if afield(R, k, L.A_COLLAPSE_TIEBREAK) == 1:
-                    bunk += W[L.V_OWNED + s * L.MAX_KINDS + k]
+                if asset_field(R, k, L.A_COLLAPSE_TIEBREAK) == 1:
+                    bunk += owned(W, s, k)
             if cap > best_cap or (cap == best_cap and bunk > best_bunk):
                 best_cap = cap
                 best_bunk = bunk
@@ -573,19 +548,19 @@ def score(R, W, n):
         else:
             f = L.A_LEGACY_EXTREME
         for s in range(n):
-            leg = W[L.V_MY_CAPITAL + s * PRIV] // R[L.R_CAPITAL_PER_LEGACY]
+            leg = W[L.V_MY_CAPITAL + s] // R[L.R_CAPITAL_PER_LEGACY]
             for k in range(shape.n_kinds(R)):
-                leg += W[L.V_OWNED + s * L.MAX_KINDS + k] * afield(R, k, f)
-            leg += (W[S_COOL_OPEN_T + s] + W[L.V_MY_MASKED_COOL_TOTAL + s * PRIV]
-                    - W[S_BURN_OPEN_T + s] - W[L.V_MY_MASKED_BURN_TOTAL + s * PRIV])
-            leg += agenda_bonus(R, W, W[L.V_MY_AGENDA + s * PRIV], band, dial, s)
+                leg += owned(W, s, k) * asset_field(R, k, f)
+            leg += (W[S_COOL_OPEN_T + s] + W[L.V_MY_MASKED_COOL_TOTAL + s]
+                    - W[S_BURN_OPEN_T + s] - W[L.V_MY_MASKED_BURN_TOTAL + s])
+            leg += agenda_bonus(R, W, W[L.V_MY_AGENDA + s], band, dial, s)
             W[S_LEGACY + s] = leg
         best_leg = 0
         best_cool = 0
         for i in range(n):
             s = seat_at(start, i, n)
             leg = W[S_LEGACY + s]
-            cool = W[S_COOL_OPEN_T + s] + W[L.V_MY_MASKED_COOL_TOTAL + s * PRIV]
+            cool = W[S_COOL_OPEN_T + s] + W[L.V_MY_MASKED_COOL_TOTAL + s]
             if winner < 0 or leg > best_leg or (leg == best_leg and cool > best_cool):
                 winner = s
                 best_leg = leg
@@ -732,25 +707,10 @@ def write_record(j, r, R, W, G, SE, AS, DR):
     G[j, G_POT_LEFT] = W[S_POT_LOST]
     G[j, G_ERROR] = W[S_ERROR]
     for s in range(n):
-        SE[j, SE_AGENDA, s] = W[L.V_MY_AGENDA + s * PRIV]
-        SE[j, SE_BOT, s] = W[S_ENTRY + s]  # the seat's lineup entry
-        SE[j, SE_CAPITAL, s] = W[L.V_MY_CAPITAL + s * PRIV]
-        SE[j, SE_LEGACY, s] = W[S_LEGACY + s] if band != L.COLLAPSE else 0
-        SE[j, SE_WORKS, s] = W[S_WORKS_T + s]
-        SE[j, SE_COOL_OPEN, s] = W[S_COOL_OPEN_T + s]
-        SE[j, SE_COOL_MASKED, s] = W[L.V_MY_MASKED_COOL_TOTAL + s * PRIV]
-        SE[j, SE_BURN_OPEN, s] = W[S_BURN_OPEN_T + s]
-        SE[j, SE_BURN_MASKED, s] = W[L.V_MY_MASKED_BURN_TOTAL + s * PRIV]
-        SE[j, SE_MASKS_LEFT, s] = W[L.V_MY_MASKS + s * PRIV]
-        SE[j, SE_FOG_IN, s] = W[L.V_MY_FOG_IN_TOTAL + s * PRIV]
-        SE[j, SE_FOG_REQUESTED, s] = W[L.V_MY_REQUESTED_TOTAL + s * PRIV]
-        SE[j, SE_FOG_RECEIVED, s] = W[L.V_MY_RECEIVED_TOTAL + s * PRIV]
-        SE[j, SE_POINTED_AT, s] = W[S_POINTED + s]
-        SE[j, SE_CORNERED, s] = W[L.V_CORNERED_TOTAL + s]
-        SE[j, SE_REVEALED, s] = W[S_REVEALED + s]
-        SE[j, SE_PAID, s] = W[L.V_PAID_TOTAL + s]
+        for f in range(len(SEAT_SOURCES)):  # (S_LEGACY: 0 unless the world survived)
+            SE[j, f, s] = W[SEAT_SOURCES[f] + s]
         for k in range(shape.n_kinds(R)):
-            AS[j, SK_ASSETS, s, k] = W[L.V_OWNED + s * L.MAX_KINDS + k]
+            AS[j, SK_ASSETS, s, k] = owned(W, s, k)
 
 
 @shared_inline
@@ -758,7 +718,7 @@ def scratch_sizes(R):
     """Lengths of the per-chunk asset deck and agenda deck buffers."""
     deck_total = 0
     for k in range(shape.n_kinds(R)):
-        deck_total += R[L.R_ASSET + k * A + L.A_COUNT]
+        deck_total += asset_field(R, k, L.A_COUNT)
     agenda_total = 0
     for a in range(L.N_AGENDAS):
         agenda_total += R[L.R_DECK + a]

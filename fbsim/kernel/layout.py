@@ -3,9 +3,9 @@
 Each game in flight holds one int64 row `W`, allocated once per chunk of games and reused:
 
 - `W[:V_SIZE]` is the game's view (layout `fbsim.game.layout` V_*), kept up to date as the
-  game goes: the public facts, and every seat's private block in place (seat s's field F at
-  F + s * PRIV, R-I2). Asking a seat writes only the decision and the seat; the bot is handed
-  this section and reads its own block (`fbsim.game.public.mine`);
+  game goes: the public facts, and every seat's private fields in place (seat s's field F at
+  F + s, R-I2). Asking a seat writes only the decision and the seat; the bot is handed this
+  section and reads its own fields (`fbsim.game.public.mine`);
 - `W[V_SIZE:]` is the rest of the hidden state (indices `S_*` below).
 
 Per-game results go to one output array per shape of the record (`fbsim.game.record`).
@@ -14,39 +14,38 @@ Per-game results go to one output array per shape of the record (`fbsim.game.rec
 from __future__ import annotations
 
 from fbsim.game import layout as L
-from fbsim.game.record import GAME_FIELDS
+from fbsim.game.record import GAME_FIELDS, SEAT_FIELDS
 
 KERNEL_VERSION = 3  # in every output's provenance; bumped when the records change
 
 P6 = L.MAX_PLAYERS
-PRIV = L.PRIV
-_take = L.Fields(L.V_SIZE).take  # the hidden state follows the view
+STATE = L.Fields(L.V_SIZE)  # the hidden state follows the view
 
-# Each seat's private fields (R-I2) are the view's blocks, `W[L.V_MY_F + s * PRIV]`
-# (`fbsim.game.layout`); every other per-seat field below is `W[S_F + s]`. This round's
-# commitment (V_MY_WORKS .. V_MY_MASKED_BURN) is 0 until the seat commits (`end_round`
-# clears it), as the view shows it.
-S_BOT = _take(P6)  # the bot (dispatch id)
-S_ENTRY = _take(P6)  # the lineup entry: its parameter row, the records' `bot`
-S_REVEALED = _take(P6)
-S_WORKS_T = _take(P6)
-S_COOL_OPEN_T = _take(P6)
-S_BURN_OPEN_T = _take(P6)
-S_POINTED = _take(P6)
-S_REQUEST = _take(P6)  # this round's Fog request / Accusation target (scratch)
-S_WEIGHT = _take(P6)  # Accusation weight on each seat (scratch)
-S_ACCUSERS = _take(P6)
-S_LEGACY = _take(P6)
-S_INCOME = _take(P6)  # income of the assets each seat owns (R-W1)
-S_DIAL_ROUND = _take(L.MAX_ROUNDS)  # the Dial as each round ended (final Dial after the end)
-S_DECK_POS = _take()
-S_DECK_LEN = _take()
-S_END = _take()
-S_OVER = _take()
-S_WINNER = _take()
-S_POT_LOST = _take()
-S_ERROR = _take()  # 0, or an illegal decision: code * 1000 + round * 10 + seat
-W_SIZE = _take(0)  # the whole row W, view included
+# Each seat's private fields (R-I2) are the view's, `W[L.V_MY_F + s]` (`fbsim.game.layout`),
+# as every per-seat field below is `W[S_F + s]`. This round's commitment (V_MY_WORKS ..
+# V_MY_MASKED_BURN) is 0 until the seat commits (`end_round` clears it), as the view shows it.
+S_BOT = STATE.take("bot", P6)  # the bot (dispatch id)
+S_ENTRY = STATE.take("entry", P6)  # the lineup entry: its parameter row, the records' `bot`
+S_REVEALED = STATE.take("revealed", P6)
+S_WORKS_T = STATE.take("works_total", P6)
+S_COOL_OPEN_T = STATE.take("cool_open_total", P6)
+S_BURN_OPEN_T = STATE.take("burn_open_total", P6)
+S_POINTED = STATE.take("pointed", P6)
+S_REQUEST = STATE.take("request", P6)  # this round's Fog request / Accusation target (scratch)
+S_WEIGHT = STATE.take("weight", P6)  # Accusation weight on each seat (scratch)
+S_ACCUSERS = STATE.take("accusers", P6)
+S_LEGACY = STATE.take("legacy", P6)
+S_INCOME = STATE.take("income", P6)  # income of the assets each seat owns (R-W1)
+# the Dial as each round ended (final Dial after the end)
+S_DIAL_ROUND = STATE.take("dial_round", L.MAX_ROUNDS)
+S_DECK_POS = STATE.take("deck_pos")
+S_DECK_LEN = STATE.take("deck_len")
+S_END = STATE.take("end")
+S_OVER = STATE.take("over")
+S_WINNER = STATE.take("winner")
+S_POT_LOST = STATE.take("pot_lost")
+S_ERROR = STATE.take("error")  # 0, or an illegal decision: code * 1000 + round * 10 + seat
+W_SIZE = STATE.size  # the whole row W, view included
 
 # S_ERROR codes: which rule an illegal bot decision broke
 ERR_COMMIT = 1  # R-C1..R-C3
@@ -65,7 +64,20 @@ G_ERROR = len(GAME_FIELDS)
 G_COLUMNS = G_ERROR + 1
 
 
-def seat_index(field: int, seat: int) -> int:
-    """The index in W of a per-seat field for one seat (a private field's stride is PRIV)."""
-    private = L.V_PRIVATE_START <= field < L.V_PRIVATE_START + PRIV
-    return field + seat * (PRIV if private else 1)
+# Where the kernel keeps each seat field of the record (`fbsim.game.record.SEAT_FIELDS`, in
+# that order): seat s's value is W[SEAT_SOURCES[f] + s] (`fbsim.kernel.engine.write_record`).
+SEAT_SOURCE = {
+    "agenda": L.V_MY_AGENDA, "bot": S_ENTRY, "capital": L.V_MY_CAPITAL, "legacy": S_LEGACY,
+    "works": S_WORKS_T, "cool_open": S_COOL_OPEN_T, "cool_masked": L.V_MY_MASKED_COOL_TOTAL,
+    "burn_open": S_BURN_OPEN_T, "burn_masked": L.V_MY_MASKED_BURN_TOTAL,
+    "masks_left": L.V_MY_MASKS, "fog_in": L.V_MY_FOG_IN_TOTAL,
+    "fog_requested": L.V_MY_REQUESTED_TOTAL, "fog_received": L.V_MY_RECEIVED_TOTAL,
+    "pointed_at": S_POINTED, "cornered": L.V_CORNERED_TOTAL, "revealed": S_REVEALED,
+    "paid": L.V_PAID_TOTAL}
+SEAT_SOURCES = tuple(SEAT_SOURCE[f] for f in SEAT_FIELDS)
+
+
+def named_state(W) -> dict[str, int | list[int]]:
+    """Every field of a state row W by name: the view's (`fbsim.game.layout.VIEW`), then the
+    hidden state's (what to print of W in a debugger)."""
+    return {**L.VIEW.named(W), **STATE.named(W)}

@@ -3,7 +3,8 @@
 Both engines play the same game one step at a time (the reference engine's round, each of its
 steps followed by the kernel's step of the same name); after every step each seat's view (the
 vector a bot would see) and hidden state are compared, and the first difference is reported
-by field name, round and step, e.g. "round 3, market: V_MY_CAPITAL (seat 2): 11 != 9".
+by field name, round and step, e.g. "round 3, after market: my_capital[2] (view of seat 2):
+reference 11 != kernel 9".
 """
 
 from __future__ import annotations
@@ -14,28 +15,16 @@ from fbsim.game import layout as L
 from fbsim.game import record as GR
 from fbsim.game.lineup import Lineup
 from fbsim.game.public import world_projection
-from fbsim.kernel.layout import W_SIZE
+from fbsim.kernel.layout import STATE, W_SIZE
 from fbsim.reference import engine as E
 from fbsim.reference.view import player_view
 from fbsim.rules import Rules, rules_vector
 
-_V_NAMES = sorted(((v, k) for k, v in vars(L).items() if k.startswith("V_")
-                   and isinstance(v, int) and k not in ("V_SIZE", "V_PRIVATE_START")))
-
 
 def field_name(i: int) -> str:
-    """`V_OWNED[7]`-style name of index i of the view vector (`V_MY_CAPITAL (block of seat
-    2)` in the private section)."""
-    block = ""
-    if i >= L.V_PRIVATE_START + L.PRIV:
-        seat = (i - L.V_PRIVATE_START) // L.PRIV
-        i -= seat * L.PRIV
-        block = f" (block of seat {seat})"
-    name, start = "?", 0
-    for v, k in _V_NAMES:
-        if v <= i:
-            name, start = k, v
-    return (name if i == start else f"{name}[{i - start}]") + block
+    """The name of index i of a state row W (`fbsim.game.layout.VIEW`, then the kernel's
+    `STATE`), e.g. `owned[9]` or `my_capital[2]` (seat 2's)."""
+    return (L.VIEW if i < L.V_SIZE else STATE).name_of(i)
 
 
 def kernel_step(build, k, R, P, seed, game, W, deck, r):
@@ -46,13 +35,13 @@ def kernel_step(build, k, R, P, seed, game, W, deck, r):
 
 
 def visible(V, s):
-    """What seat s may know of a view section that holds every seat's private block: the
-    other seats' blocks zeroed, as the reference engine builds a view (a copy)."""
+    """What seat s may know of a view section that holds every seat's private fields: the
+    other seats' slots zeroed, as the reference engine builds a view (a copy)."""
     out = V.copy()
-    for t in range(L.MAX_PLAYERS):
-        if t != s:
-            b = L.V_PRIVATE_START + t * L.PRIV
-            out[b:b + L.PRIV] = 0
+    for f in L.PRIVATE:
+        for t in range(L.MAX_PLAYERS):
+            if t != s:
+                out[f + t] = 0
     return out
 
 
@@ -65,8 +54,7 @@ def settled(R, V):
     every decision)."""
     out = V.copy()
     world_projection(R, out)
-    for t in range(L.MAX_PLAYERS):
-        out[L.V_MY_MEMO + t * L.PRIV] = L.NO_MEMO
+    out[L.V_MY_MEMO:L.V_MY_MEMO + L.MAX_PLAYERS] = L.NO_MEMO
     return out
 
 

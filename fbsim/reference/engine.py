@@ -77,7 +77,7 @@ def deal_agendas(R: np.ndarray, seed: int, game_index: int) -> list[int]:
 
 def shuffle_assets(R: np.ndarray, seed: int, game_index: int) -> list[int]:
     """R-S5: the asset deck (D3), shuffled; top card first."""
-    counts = [R[L.R_ASSET + k * L.ASSET_STRIDE + L.A_COUNT] for k in range(shape.n_kinds(R))]
+    counts = [R[L.asset_at(k, L.A_COUNT)] for k in range(shape.n_kinds(R))]
     deck = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     shuffle_in_place(deck, seed, game_index, L.PURPOSE_ASSET_SHUFFLE)
     return [int(k) for k in deck]
@@ -129,7 +129,7 @@ def world_turn(g: Game) -> None:
               f"{n_flipped} flipped tipping token(s)", "world")  # R-W2
     for k in range(int(shape.n_kinds(R))):
         owned = sum(seat.owned[k] for seat in g.seats)
-        ppm = int(R[L.R_ASSET + k * L.ASSET_STRIDE + L.A_PPM])
+        ppm = int(R[L.asset_at(k, L.A_PPM)])
         move_dial(g, owned * ppm, f"{owned} owned {g.rules.asset_names[k]}", "world")  # R-W2
     apply_floor(g, "world")
     flip_tokens(g, "world")  # R-W3
@@ -144,7 +144,7 @@ def pay_income(g: Game) -> None:
     """R-W1: every owned asset pays its income (assets bought last round pay from now on)."""
     for s in g.order():
         for k, count in enumerate(g.seats[s].owned):
-            income = int(g.R[L.R_ASSET + k * L.ASSET_STRIDE + L.A_INCOME])
+            income = int(g.R[L.asset_at(k, L.A_INCOME)])
             transfer(g, BANK, s, count * income, f"income of {count} "
                      f"{g.rules.asset_names[k]}", "world")
 
@@ -335,7 +335,7 @@ def buy(g: Game, s: int, slot: int, labour: int, policy) -> None:
                              "R-V6")
     kind = g.market[slot]
     name = g.rules.asset_names[kind]
-    price = int(g.R[L.R_ASSET + kind * L.ASSET_STRIDE + L.A_PRICE])
+    price = int(g.R[L.asset_at(kind, L.A_PRICE)])
     if seat.free_works < labour:
         raise policy.illegal(f"buys a {name} with {seat.free_works} free WORKS; a purchase "
                              f"needs {labour}", g.round, s, "R-V6")
@@ -358,7 +358,7 @@ def point_weight(g: Game, s: int) -> int:
     best = int(R[L.R_POINT_WEIGHT])
     stacked = 0
     for k, count in enumerate(g.seats[s].owned):
-        w = int(R[L.R_ASSET + k * L.ASSET_STRIDE + L.A_ACCUSATION_WEIGHT])
+        w = int(R[L.asset_at(k, L.A_ACCUSATION_WEIGHT)])
         if count > 0 and w > 0:
             best = max(best, w)
             stacked += count * w
@@ -448,7 +448,7 @@ def agenda_bonus(R: np.ndarray, agenda: int, band: int, dial: int, owned: list[i
     if band == L.EXTREME:
         counts = owned if R[L.R_ACCEL_HEAT_OWN_ONLY] else table_owned
         heat = sum(c for k, c in enumerate(counts)
-                   if R[L.R_ASSET + k * L.ASSET_STRIDE + L.A_PPM] > 0)
+                   if R[L.asset_at(k, L.A_PPM)] > 0)
         return int(R[L.R_ACCEL_EXTREME] + R[L.R_ACCEL_PER_HEAT_ASSET] * heat)
     return int(R[L.R_ACCEL_OTHER])
 
@@ -461,7 +461,7 @@ def legacy_of(g: Game, s: int, band: int) -> dict[str, int]:
              L.EXTREME: L.A_LEGACY_EXTREME}[band]
     parts = {
         "capital": seat.capital // int(R[L.R_CAPITAL_PER_LEGACY]),
-        "assets": sum(c * int(R[L.R_ASSET + k * L.ASSET_STRIDE + field])
+        "assets": sum(c * int(R[L.asset_at(k, field)])
                       for k, c in enumerate(seat.owned)),
         "chips": seat.cool_total - seat.burn_total,
         "agenda": agenda_bonus(R, seat.agenda, band, g.dial, seat.owned,
@@ -496,7 +496,7 @@ def score(g: Game) -> None:
 
         def bunkers(s):
             return sum(c for k, c in enumerate(g.seats[s].owned)
-                       if R[L.R_ASSET + k * L.ASSET_STRIDE + L.A_COLLAPSE_TIEBREAK])
+                       if R[L.asset_at(k, L.A_COLLAPSE_TIEBREAK)])
 
         # most Capital, then most Bunkers, then earliest in order (max keeps the first)
         g.winner = max(qualified, key=lambda s: (g.seats[s].capital, bunkers(s)),

@@ -122,7 +122,7 @@ def prepare(doc: dict[str, Any], base: Rules | None = None):
             raise ScriptError(f"deals {agendas.count(a)} {L.AGENDA_NAMES[a]} cards but the "
                               f"deck at {n} players holds {R[L.R_DECK + a]}", rule="R-S4")
     # the asset deck (R-S5): the given top, then the rest shuffled with the script's seed
-    remaining = [int(R[L.R_ASSET + k * L.ASSET_STRIDE + L.A_COUNT]) for k in range(len(names))]
+    remaining = [int(R[L.asset_at(k, L.A_COUNT)]) for k in range(len(names))]
     top = []
     for i, name in enumerate(doc.get("deck", [])):
         if name not in names:

@@ -32,7 +32,7 @@ def public_view(g: Game, decision: int) -> np.ndarray:
         V[L.V_MARKET + m] = kind
     for s, seat in enumerate(g.seats):
         for k, c in enumerate(seat.owned):
-            V[L.V_OWNED + s * L.MAX_KINDS + k] = c
+            V[L.owned_at(s, k)] = c
         V[L.V_REVEALED_AGENDA + s] = seat.agenda if seat.revealed else -1
         works, cool, burn = g.open_totals[s]
         V[L.V_OPEN_WORKS_TOTAL + s] = works
@@ -45,7 +45,7 @@ def public_view(g: Game, decision: int) -> np.ndarray:
         V[L.V_CORNERED_TOTAL + s] = seat.cornered
         V[L.V_PAID_TOTAL + s] = seat.paid
         for t in range(g.n):
-            V[L.V_POINTS + s * L.MAX_PLAYERS + t] = g.points[s][t]
+            V[L.points_at(s, t)] = g.points[s][t]
     V[L.V_FOG_COOL_TOTAL] = g.fog_cool_total
     V[L.V_FOG_BURN_TOTAL] = g.fog_burn_total
     V[L.V_LAST_FOG_COOL], V[L.V_LAST_FOG_BURN] = g.last_fog
@@ -69,26 +69,26 @@ def player_view(g: Game, seat: int, decision: int, accusers: int = 0,
             V[L.V_ELIGIBLE + s] = int(s != seat and accusable(g.R, other.public_agenda()))
     V[L.V_ACCUSERS] = accusers
     V[L.V_CORNER_COST] = corner_cost
-    # R-I2: the decider's own hidden state, in its own block of the private section (the
-    # other seats' blocks stay 0; a bot reads its block with `fbsim.game.public.mine`)
-    b = seat * L.PRIV
-    V[b + L.V_MY_CAPITAL] = me.capital
-    V[b + L.V_MY_AGENDA] = me.agenda
-    V[b + L.V_MY_MASKS] = me.masks
+    # R-I2: the decider's own hidden state, in its own slot of each private field (the other
+    # seats' slots stay 0; a bot reads its own with `fbsim.game.public.mine`)
+    b = seat  # (each private field holds a slot per seat)
+    V[L.V_MY_CAPITAL + b] = me.capital
+    V[L.V_MY_AGENDA + b] = me.agenda
+    V[L.V_MY_MASKS + b] = me.masks
     c = me.commitment
     if c is not None:
-        V[b + L.V_MY_WORKS] = c.works
-        V[b + L.V_MY_COOL] = c.cool
-        V[b + L.V_MY_BURN] = c.burn
-        V[b + L.V_MY_MASKED_COOL] = c.masked_cool
-        V[b + L.V_MY_MASKED_BURN] = c.masked_burn
-    V[b + L.V_MY_FREE_WORKS] = me.free_works
-    V[b + L.V_MY_BOUGHT] = me.bought
-    V[b + L.V_MY_FOG_IN_ROUND] = me.fog_in_round
-    V[b + L.V_MY_FOG_IN_TOTAL] = me.fog_in
-    V[b + L.V_MY_REQUESTED_TOTAL] = me.fog_requested
-    V[b + L.V_MY_RECEIVED_TOTAL] = me.fog_received
-    V[b + L.V_MY_MASKED_COOL_TOTAL] = me.cool_masked
-    V[b + L.V_MY_MASKED_BURN_TOTAL] = me.burn_masked
-    V[b + L.V_MY_MEMO] = L.NO_MEMO  # a fresh view each decision: the bot computes its memo again
+        V[L.V_MY_WORKS + b] = c.works
+        V[L.V_MY_COOL + b] = c.cool
+        V[L.V_MY_BURN + b] = c.burn
+        V[L.V_MY_MASKED_COOL + b] = c.masked_cool
+        V[L.V_MY_MASKED_BURN + b] = c.masked_burn
+    V[L.V_MY_FREE_WORKS + b] = me.free_works
+    V[L.V_MY_BOUGHT + b] = me.bought
+    V[L.V_MY_FOG_IN_ROUND + b] = me.fog_in_round
+    V[L.V_MY_FOG_IN_TOTAL + b] = me.fog_in
+    V[L.V_MY_REQUESTED_TOTAL + b] = me.fog_requested
+    V[L.V_MY_RECEIVED_TOTAL + b] = me.fog_received
+    V[L.V_MY_MASKED_COOL_TOTAL + b] = me.cool_masked
+    V[L.V_MY_MASKED_BURN_TOTAL + b] = me.burn_masked
+    V[L.V_MY_MEMO + b] = L.NO_MEMO  # a fresh view each decision: the bot computes its memo again
     return V

@@ -22,7 +22,7 @@ VECTOR_SPECIAL = {
                              "tokens flipped at setup come first, at the Dial's start (R-S1)",
     "tipping.thresholds": "R_TOKEN_THRESHOLD: after the tokens flipped at setup (R-W3)",
     "accusation.rounds": "R_ACCUSE_AFTER: 1 after each round listed (R-A1)",
-    "assets": "R_N_KINDS, then per kind in order a block at R_ASSET (layout.A_FIELDS)",
+    "assets": "R_N_KINDS, then per kind in order a block at R_ASSET (layout.asset_at)",
     "bots": "not in the vector: each bot has its own parameter vector",
 }
 
@@ -64,7 +64,6 @@ def rules_vector(rules: Rules, players: int | None = None) -> np.ndarray:
         v[L.R_ACCUSE_AFTER + a - 1] = 1
     v[L.R_N_KINDS] = len(rules.assets)
     for k, asset in enumerate(rules.assets.values()):
-        base = L.R_ASSET + k * L.ASSET_STRIDE
-        for name, off in L.A_FIELDS.items():
-            v[base + off] = int(getattr(asset, name))
+        for name, f in L.A_FIELDS.items():
+            v[L.asset_at(k, f)] = int(getattr(asset, name))
     return v

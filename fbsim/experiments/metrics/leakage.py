@@ -41,7 +41,7 @@ def _apply(V: np.ndarray, event, kinds: dict[str, int]) -> None:
             V[L.V_OPEN_COOL_TOTAL + s] += cool
             V[L.V_OPEN_BURN_TOTAL + s] += burn
     elif event.step == "market" and event.kind == "buy":
-        V[L.V_OWNED + d["seat"] * L.MAX_KINDS + kinds[d["asset"]]] += 1
+        V[L.owned_at(d["seat"], kinds[d["asset"]])] += 1
     elif event.step == "accusation" and event.kind == "reveal":  # R-A4
         V[L.V_REVEALED_AGENDA + d["seat"]] = L.AGENDA_NAMES.index(d["agenda"])
     elif event.step == "accusation" and event.kind == "pay":
