@@ -37,7 +37,7 @@ import numpy as np
 
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.runner import Arm, run_blocks
-from fbsim.game.lineup import Lineup
+from fbsim.lineup import Lineup
 from fbsim.reference.engine import play_game
 from fbsim.rules import Rules, load_rules, rules_vector
 

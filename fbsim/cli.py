@@ -78,7 +78,7 @@ def bots_cmd(rules_file: RulesOpt = None, set_: SetOpt = None):
     A lineup gives a bot's parameters: --seat 1=tunable:aim=520,greed=0.3,
     --lineup accelerationist=tunable:aim=560;greed=0.5, a lineup file, or
     --set bots.NAME.PARAM=VALUE for every seat playing NAME (shown here)."""
-    from fbsim.game.lineup import DEFAULT_BY_AGENDA
+    from fbsim.lineup import DEFAULT_BY_AGENDA
     from fbsim.policies import registry
 
     bots: dict = {}
@@ -124,7 +124,7 @@ def replay_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
-    from fbsim.game.lineup import parse_lineup
+    from fbsim.lineup import parse_lineup
     from fbsim.reference.engine import play_game
     from fbsim.reference.narrate import narrate
 
@@ -221,7 +221,7 @@ def bench_cmd(
         run_bench,
         sweep_rates,
     )
-    from fbsim.game.lineup import parse_lineup
+    from fbsim.lineup import parse_lineup
 
     base = _rules(rules_file, set_)
     sizes = table_sizes(players)
@@ -564,7 +564,7 @@ def experiment_cmd(
         raise UsageError("--field: give another --results folder (results/ holds the "
                          "experiments of the default bots)")
     if field is not None:  # (every table size of every experiment, before any game)
-        from fbsim.game.lineup import parse_lineup
+        from fbsim.lineup import parse_lineup
 
         for size in sorted({p for x in chosen for p in exps[x].spec(n or 1000).players}):
             parse_lineup(field, players=size, flag="--field")
@@ -634,7 +634,7 @@ def exploit_cmd(
         write_result,
     )
     from fbsim.game import layout as L
-    from fbsim.game.lineup import parse_lineup
+    from fbsim.lineup import parse_lineup
     from fbsim.rules import parse_set, rules_to_toml
 
     sizes = sizes_for(players, "4", rules_file, set_)

@@ -12,7 +12,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from fbsim.game import layout as L
-from fbsim.game.lineup import Entry, Lineup
+from fbsim.lineup import Entry, Lineup
 from fbsim.policies import bot_names, registry
 from fbsim.rules import Rules, load_rules
 

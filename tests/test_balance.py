@@ -19,8 +19,8 @@ from fbsim.experiments.metrics.measure import Block
 from fbsim.experiments.metrics.stats import Z95, hist_quantile, paired
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup, parse_lineup
 from fbsim.kernel import simulate
+from fbsim.lineup import Lineup, parse_lineup
 from fbsim.reference.engine import play_game
 from fbsim.rules import load_rules
 

@@ -45,7 +45,7 @@ def test_simulate_json_matches_the_kernel_and_the_api(tmp_path):
                "--set", "masks=3", "--seat", "1=hoarder")
     doc = json.loads(r.stdout)
     rules = load_rules(sets=["masks=3", "players=4"])
-    from fbsim.game.lineup import Lineup
+    from fbsim.lineup import Lineup
 
     agg = aggregate_records(kernel_simulate(rules, Lineup(seats={1: "hoarder"}), 2, 1500), rules)
     got = {w["name"]: w["wins"] for w in doc["win_rates"] if w["kind"] == "agenda"}

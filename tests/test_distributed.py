@@ -142,7 +142,7 @@ def test_single_seat_deviations_on_the_cluster_equal_a_local_run(cluster):
     """The single-seat searches' evaluations (the field, seat and team deviants, every seat's
     range) give the same counts on the cluster, split into small tasks, as in this process."""
     from fbsim.experiments.search.deviation import TEAM, Deviant, evaluate
-    from fbsim.game.lineup import Entry, Lineup
+    from fbsim.lineup import Entry, Lineup
     from fbsim.rules import load_rules
 
     client, _ = cluster

@@ -15,7 +15,8 @@ from fbsim.cli import main
 from fbsim.errors import UsageError
 from fbsim.experiments.search.meta import payoffs, regrets, solve
 from fbsim.game import layout as GL
-from fbsim.game.lineup import (
+from fbsim.kernel import simulate
+from fbsim.lineup import (
     Entry,
     Lineup,
     lineup_from_file,
@@ -23,7 +24,6 @@ from fbsim.game.lineup import (
     lineup_hash,
     lineup_to_toml,
 )
-from fbsim.kernel import simulate
 from fbsim.policies.field import component_params, field_params
 from fbsim.policies.planner import from_tunable
 from fbsim.rules import load_rules
@@ -324,7 +324,7 @@ def test_players_in_a_lineup_path_stands_for_the_table_size(tmp_path, capsys):
     for n, aim in ((3, 480), (4, 520)):
         (tmp_path / f"p{n}.toml").write_text(lineup_to_toml(Lineup(
             {"steward": Entry.make("planner", {"aim": aim})})))
-    from fbsim.game.lineup import parse_lineup
+    from fbsim.lineup import parse_lineup
 
     pattern = str(tmp_path / "p{players}.toml")
     assert parse_lineup(pattern, players=3).by_agenda["steward"].as_dict()["aim"] == 480

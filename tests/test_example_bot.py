@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fbsim.game.lineup import Lineup, parse_lineup
 from fbsim.kernel import simulate
+from fbsim.lineup import Lineup, parse_lineup
 from fbsim.policies import registry
 from fbsim.reference.engine import play_game
 from fbsim.rules import load_rules

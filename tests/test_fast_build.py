@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 
 from fbsim.bench import tape_length
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup, parse_lineup
 from fbsim.game.shape import shape_of
 from fbsim.kernel import Records, bot_arrays, columns, simulate
 from fbsim.kernel import layout as KL
 from fbsim.kernel.build import build_for, kernel_build
 from fbsim.kernel.dispatch import compiled_bots
 from fbsim.kernel.lockstep import first_difference, kernel_view, visible
+from fbsim.lineup import Lineup, parse_lineup
 from fbsim.rules import load_rules, rules_vector
 from tests.strategies import lineup_st, rules_st, seed_st
 

@@ -39,7 +39,7 @@ from fbsim.experiments.run.spec import SpecError, build_points, load_spec
 from fbsim.experiments.search import rulebook
 from fbsim.experiments.search.rulebook import check_rulebook_spec, load_rulebook_spec
 from fbsim.experiments.search.tune import check_tune_spec, load_tune_spec
-from fbsim.game.lineup import lineup_from_file, parse_lineup
+from fbsim.lineup import lineup_from_file, parse_lineup
 from fbsim.reference.script import load_script, prepare
 from fbsim.rules import load_rules, rules_to_toml
 

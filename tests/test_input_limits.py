@@ -297,7 +297,7 @@ def test_a_seat_not_in_ascii_digits_is_refused(capsys, seat):
 
 
 def test_a_seat_not_in_ascii_digits_is_refused_in_a_lineup_file_and_a_sweep(capsys, tmp_path):
-    from fbsim.game.lineup import split_seat_items
+    from fbsim.lineup import split_seat_items
 
     f = tmp_path / "seats.toml"
     f.write_text('[seats]\n"٣" = "hoarder"\n')

@@ -14,8 +14,8 @@ from fbsim.errors import UsageError
 from fbsim.experiments.run.spec import SPEC_FILE, spec_from_dict
 from fbsim.experiments.search.rulebook import RULEBOOK_FILE, rulebook_spec_from_dict
 from fbsim.experiments.search.tune import TUNE_FILE, tune_spec_from_dict
-from fbsim.game.lineup import lineup_from_toml, lineup_keys
 from fbsim.inputs import Key, check, failing
+from fbsim.lineup import lineup_from_toml, lineup_keys
 from fbsim.reference.script import SCRIPT_FILE, check_script
 
 FAIL = failing(UsageError, "file.toml")

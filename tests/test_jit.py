@@ -175,7 +175,7 @@ def test_a_package_loop_compiles_scalar_and_another_vectorised(tmp_path, monkeyp
 
 DIGEST = """
 import hashlib, sys
-from fbsim.game.lineup import parse_lineup
+from fbsim.lineup import parse_lineup
 from fbsim.kernel import simulate
 from fbsim.kernel.llvm import INSTALLED
 from fbsim.rules import load_rules
@@ -215,7 +215,7 @@ def test_the_records_are_the_same_with_the_llvm_tuning_off(tmp_path):
 PLAIN = """
 import hashlib, json, sys
 import numba
-from fbsim.game.lineup import parse_lineup
+from fbsim.lineup import parse_lineup
 from fbsim.kernel import Prepared, simulate
 from fbsim.rules import load_rules
 

@@ -6,8 +6,8 @@ import numba
 import numpy as np
 import pytest
 
-from fbsim.game.lineup import parse_lineup
 from fbsim.kernel import simulate
+from fbsim.lineup import parse_lineup
 from fbsim.rules import load_rules
 
 RULES = load_rules(sets=["players=5"])
@@ -72,7 +72,7 @@ def test_numba_num_threads_1_and_2_give_the_same_bytes(tmp_path):
     code = (
         "import sys, numpy as np\n"
         "from fbsim.kernel import simulate\n"
-        "from fbsim.game.lineup import parse_lineup\n"
+        "from fbsim.lineup import parse_lineup\n"
         "from fbsim.rules import load_rules\n"
         "c = simulate(load_rules(sets=['players=5']), parse_lineup(seats=['1=random']),"
         " seed=11, n_games=400, chunk=16)\n"

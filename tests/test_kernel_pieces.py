@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fbsim.game import layout as L
-from fbsim.game.lineup import parse_lineup
 from fbsim.kernel import engine as K
 from fbsim.kernel import layout as KL
 from fbsim.kernel.lockstep import field_name, first_difference
+from fbsim.lineup import parse_lineup
 from fbsim.reference import engine as E
 from fbsim.reference.state import Game
 from fbsim.rules import load_rules, rules_vector

@@ -11,7 +11,7 @@ import pytest
 
 from fbsim.errors import FbsimError, UsageError
 from fbsim.game import layout as L
-from fbsim.game.lineup import (
+from fbsim.lineup import (
     Entry,
     Lineup,
     lineup_from_description,

@@ -13,7 +13,7 @@ import pytest
 
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run import prewarm
-from fbsim.game.lineup import Lineup, parse_lineup
+from fbsim.lineup import Lineup, parse_lineup
 from fbsim.rules import load_rules
 
 # a process measuring chunks of 5 games and of 1 game as the runner does; prints the measure's

@@ -25,7 +25,7 @@ from hypothesis import Phase, given, reject, settings
 from hypothesis import strategies as st
 
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup, parse_lineup
+from fbsim.lineup import Lineup, parse_lineup
 from fbsim.policies import registry
 from fbsim.reference import engine as E
 from fbsim.reference.record import GameRecord, make_record

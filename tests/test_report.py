@@ -172,7 +172,7 @@ def test_a_largest_exploit_that_cannot_be_played_again_is_said_so(tmp_path):
 
     search = folder / "opportunist-p5" / "search.parquet"
     prov = read_provenance(search)
-    from fbsim.game.lineup import Lineup, lineup_hash
+    from fbsim.lineup import Lineup, lineup_hash
 
     # searched against a field file that played the default bots and is gone since
     write_table(pd.read_parquet(search), search, {**prov, "field": str(tmp_path / "gone.toml"),
@@ -192,7 +192,7 @@ def test_best_responses_against_another_field_are_not_shown(tmp_path):
     shutil.copytree(EXPLOIT / "opportunist-p5", folder / "opportunist-p5")
     field = "results/equilibrium/p{players}.toml"
     assert BR.find_exploit(folder, [load_rules(players=5)]) is not None
-    from fbsim.game.lineup import Lineup, parse_lineup
+    from fbsim.lineup import Lineup, parse_lineup
 
     assert BR.find_exploit(folder, [load_rules(players=5)], {5: Lineup()}) is not None
     assert BR.find_exploit(folder, [load_rules(players=5)],

@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fbsim.game import rng
-from fbsim.game.lineup import parse_lineup
 from fbsim.game.rng import below, draw, shuffle_in_place
+from fbsim.lineup import parse_lineup
 from fbsim.reference.engine import play_game
 from fbsim.rules import load_rules
 
@@ -119,7 +119,7 @@ SCRIPT = """
 import json, sys
 import numba
 from fbsim.game import rng
-from fbsim.game.lineup import parse_lineup
+from fbsim.lineup import parse_lineup
 from fbsim.reference.engine import play_game
 from fbsim.rules import load_rules
 

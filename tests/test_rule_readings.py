@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup, parse_lineup
 from fbsim.game.public import project_world
 from fbsim.kernel import engine as K
 from fbsim.kernel import simulate
 from fbsim.kernel.lockstep import first_difference, record_difference
+from fbsim.lineup import Lineup, parse_lineup
 from fbsim.reference import engine as E
 from fbsim.reference.engine import play_game
 from fbsim.reference.script import play_script

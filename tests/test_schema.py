@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from fbsim.experiments.run.simulate import RecordsWriter, records_table
 from fbsim.game import layout as L
 from fbsim.game import record as GR
-from fbsim.game.lineup import Lineup, parse_lineup
 from fbsim.kernel import engine as K
 from fbsim.kernel import simulate
+from fbsim.lineup import Lineup, parse_lineup
 from fbsim.reference import engine as E
 from fbsim.reference.engine import play_game
 from fbsim.reference.record import GameRecord, SeatRecord

@@ -19,7 +19,7 @@ from fbsim.experiments.search.deviation import TEAM, Deviant, evaluate
 from fbsim.experiments.search.equilibrium import metasolver
 from fbsim.experiments.search.equilibrium.seeds import seed_of
 from fbsim.game import layout as GL
-from fbsim.game.lineup import Entry, Lineup, lineup_from_file, lineup_from_toml, lineup_to_toml
+from fbsim.lineup import Entry, Lineup, lineup_from_file, lineup_from_toml, lineup_to_toml
 from fbsim.policies import registry
 from fbsim.policies.field import (
     COMPONENTS,

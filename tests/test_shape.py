@@ -12,11 +12,11 @@ import pytest
 from fbsim.errors import UsageError
 from fbsim.game import layout as L
 from fbsim.game import shape
-from fbsim.game.lineup import Lineup, parse_lineup
 from fbsim.kernel import Prepared, simulate
 from fbsim.kernel.build import build_for, kernel_build, standard_shapes
 from fbsim.kernel.dispatch import compiled_bots
 from fbsim.kernel.lockstep import first_difference
+from fbsim.lineup import Lineup, parse_lineup
 from fbsim.rules import load_rules, rules_vector
 from tests.test_fast_build import same
 

@@ -29,8 +29,8 @@ from fbsim.experiments.run.spec import (
 )
 from fbsim.experiments.run.sweep import TABLES, load, run_sweep
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup
 from fbsim.kernel import simulate
+from fbsim.lineup import Lineup
 from fbsim.rules import load_rules, rules_from_toml, rules_hash
 from tests.record_counts import aggregate_records
 

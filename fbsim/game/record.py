@@ -158,5 +158,5 @@ def codes() -> dict[str, tuple[str, ...]]:
 
 def encode(field: Field, value):
     """The kernel's number for a reference record's value of `field` (names become codes;
-    the `bot` field is the seat's lineup entry, `fbsim.game.lineup.Lineup.entry_index`)."""
+    the `bot` field is the seat's lineup entry, `fbsim.lineup.Lineup.entry_index`)."""
     return field.codes.index(value) if field.codes else value

@@ -12,8 +12,8 @@ import numpy as np
 from fbsim.errors import FbsimError, UsageError
 from fbsim.game import layout as L
 from fbsim.game import record as GR
-from fbsim.game.lineup import Lineup
 from fbsim.kernel.layout import ERR_RULES, G_COLUMNS, G_ERROR, KERNEL_VERSION
+from fbsim.lineup import Lineup
 from fbsim.rules import Rules, rules_vector
 
 __all__ = ["simulate", "Prepared", "Records", "KERNEL_VERSION"]

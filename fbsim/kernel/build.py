@@ -35,11 +35,11 @@ from functools import cache
 import numba
 import numpy as np
 
-from fbsim.game.lineup import Lineup
 from fbsim.game.shape import shape_of
 from fbsim.kernel import dispatch, engine
 from fbsim.kernel.buildtype import Token
 from fbsim.kernel.settings import checked_default, shapes_setting
+from fbsim.lineup import Lineup
 
 SPECIALISE_MAX = 4  # builds of at most this many bots are specialised (`build_for`)
 

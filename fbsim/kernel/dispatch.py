@@ -3,7 +3,7 @@
 Every decision is `f(bot, R, V, P, seed, game, T)`: T is the game's tape, whose type carries
 the build (`fbsim.kernel.buildtype.TapeType`): the bots it plays (a seat's bot id is its
 position among them; ids stay inside the kernel: records and counters name a seat's lineup
-entry, `fbsim.game.lineup`) and how they are asked:
+entry, `fbsim.lineup`) and how they are asked:
 
 - `play`: ask the seat's bot (T is never read);
 - `record`: ask the bot and append its answer to the tape (`T[0]` is the cursor);

@@ -13,9 +13,9 @@ import numpy as np
 
 from fbsim.game import layout as L
 from fbsim.game import record as GR
-from fbsim.game.lineup import Lineup
 from fbsim.game.public import world_projection
 from fbsim.kernel.layout import STATE, W_SIZE
+from fbsim.lineup import Lineup
 from fbsim.reference import engine as E
 from fbsim.reference.view import player_view
 from fbsim.rules import Rules, rules_vector

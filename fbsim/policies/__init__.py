@@ -3,7 +3,7 @@
 A bot module defines `BOT = BotSpec(...)` with its five decision functions (RULES.md
 section P), each `f(R, V, P, seed, game)` over the rules vector `R`, the player's view `V`
 (both int64, layouts in `fbsim.game.layout`), the bot's parameter vector `P` (float64, named by
-`BotSpec.params`; each lineup entry gives its own, `fbsim.game.lineup`) and the game's RNG
+`BotSpec.params`; each lineup entry gives its own, `fbsim.lineup`) and the game's RNG
 coordinates. Compiled bots are `fbsim.game.jit.shared` functions, so the reference engine and
 the kernel run the same code. The view holds only what
 the player may know (section I), so a bot cannot read a rival's hidden state.

@@ -13,7 +13,7 @@ to `w0` .. `w5`, from the game's own random numbers, in one of two ways (`draw`)
 Either way the draw is the same in both engines. The component's parameters are the `planner`
 bot's, prefixed `c<k>_` (`c0_aim`, `c1_greed`, ...). This is how an equilibrium found by
 `fbsim equilibrium` is played: a field file (`results/equilibrium/p4.toml`) is a lineup whose
-Agendas play this bot, written in a readable form (`fbsim.game.lineup`: `mixture`).
+Agendas play this bot, written in a readable form (`fbsim.lineup`: `mixture`).
 
 The draw uses only the player's own seat and Agenda and the game's coordinates, so the bot
 still decides from its own view (R-I3).

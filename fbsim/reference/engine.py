@@ -17,9 +17,9 @@ from fbsim.errors import IllegalDecision
 from fbsim.game import layout as L
 from fbsim.game import shape
 from fbsim.game.legal import accusable
-from fbsim.game.lineup import Entry, Lineup
 from fbsim.game.public import band_of, flips
 from fbsim.game.rng import shuffle_in_place
+from fbsim.lineup import Entry, Lineup
 from fbsim.policies import registry
 from fbsim.reference.record import GameRecord, make_record
 from fbsim.reference.state import BANK, POT, Commitment, Game, Seat, move_dial, transfer

@@ -85,7 +85,7 @@ def check_script(doc: dict[str, Any], where: str = "") -> None:
     `where` (the file) starts every message."""
     check(doc, SCRIPT_FILE, failing(ScriptError, where))
     if "fallback" in doc:
-        from fbsim.game.lineup import parse_lineup
+        from fbsim.lineup import parse_lineup
 
         try:
             parse_lineup(doc["fallback"])  # the name (and parameters: tunable:aim=520;greed=0)
@@ -162,7 +162,7 @@ def play_script(doc: dict[str, Any], base: Rules | None = None,
     rules, agendas, deck, plans, fallback = prepare(doc, base)
     n = rules.players
     if fallback:
-        from fbsim.game.lineup import parse_lineup
+        from fbsim.lineup import parse_lineup
 
         entry = parse_lineup(fallback).by_agenda["steward"]
     fb = [bind_policy(entry) if fallback else None for _ in range(n)]

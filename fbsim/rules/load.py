@@ -181,7 +181,7 @@ def load_rules(path: str | Path | None = None, sets: list[str] | tuple[str, ...]
     Bot parameters are not rules: `bots.BOT.PARAM` keys (a `[bots.BOT]` table in the file,
     in `overrides` or in `--set`) are checked and added to the dict `bots` ({bot: {param:
     value}}), the shorthand that sets PARAM at every lineup entry playing BOT
-    (`fbsim.game.lineup.Lineup.with_bot_params`); without `bots` they are an error."""
+    (`fbsim.lineup.Lineup.with_bot_params`); without `bots` they are an error."""
     global _ORIGINS
     _ORIGINS = {}
     try:
@@ -196,7 +196,7 @@ def load_rules(path: str | Path | None = None, sets: list[str] | tuple[str, ...]
 
 def _take_bots(doc: Mapping, source: str, found: dict, strict: bool = True) -> Mapping:
     """`doc` without its `bots` table; the table's values go to `found` (checked)."""
-    from fbsim.game.lineup import bot_param_sets, merge_bot_params
+    from fbsim.lineup import bot_param_sets, merge_bot_params
 
     if not isinstance(doc, Mapping) or "bots" not in doc:
         return doc

@@ -67,7 +67,7 @@ def _stale(out: Path, spec) -> bool:
     import json
 
     from fbsim.experiments.run.spec import build_points
-    from fbsim.game.lineup import lineup_hash
+    from fbsim.lineup import lineup_hash
     from fbsim.rules import rules_hash
 
     meta = out / "sweep.json"

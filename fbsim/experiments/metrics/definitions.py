@@ -33,7 +33,7 @@ import numpy as np
 
 from fbsim.game import layout as L
 from fbsim.game import record as GR
-from fbsim.game.lineup import N_ENTRIES, Lineup
+from fbsim.lineup import N_ENTRIES, Lineup
 from fbsim.rules import Rules
 
 DIAL_HIST_LO = 0  # the Dial histograms have one bin per ppm from here (clipped at both ends)

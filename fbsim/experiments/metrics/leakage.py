@@ -20,7 +20,7 @@ import pandas as pd
 
 from fbsim.experiments.metrics.stats import wilson
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup
+from fbsim.lineup import Lineup
 from fbsim.policies.beliefs import accel_score
 from fbsim.rules import Rules, rules_vector
 

@@ -17,7 +17,7 @@ from fbsim.experiments.metrics.definitions import (
 )
 from fbsim.experiments.metrics.moments import COLUMNS
 from fbsim.game import record as GR
-from fbsim.game.lineup import Lineup
+from fbsim.lineup import Lineup
 from fbsim.rules import Rules
 
 

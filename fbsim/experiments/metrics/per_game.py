@@ -20,7 +20,6 @@ import numpy as np
 
 from fbsim.game import layout as L
 from fbsim.game.jit import shared_inline
-from fbsim.game.lineup import N_ENTRIES
 from fbsim.game.record import (
     G_BAND,
     G_END,
@@ -35,6 +34,7 @@ from fbsim.game.record import (
     SE_PAID,
     SE_REVEALED,
 )
+from fbsim.lineup import N_ENTRIES
 
 # the context vector c
 C_MASKS = 0

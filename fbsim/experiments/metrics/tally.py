@@ -52,7 +52,7 @@ from fbsim.experiments.metrics.moments import (
 )
 from fbsim.experiments.metrics.stats import Z95, paired_proportions, wilson
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup
+from fbsim.lineup import Lineup
 from fbsim.rules import Rules
 
 

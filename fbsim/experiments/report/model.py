@@ -22,7 +22,7 @@ from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso
 from fbsim.experiments.run.runner import Arm, NoProgress, count_paired
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup, lineup_hash, parse_lineup
+from fbsim.lineup import Lineup, lineup_hash, parse_lineup
 from fbsim.rules import Rules, load_rules, rules_hash, rules_to_toml
 
 DEFAULT_GAMES = 200_000

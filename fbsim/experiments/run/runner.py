@@ -27,7 +27,7 @@ from fbsim.experiments.metrics.measure import Block
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run import prewarm
 from fbsim.experiments.run.spec import Point, SweepSpec
-from fbsim.game.lineup import Lineup
+from fbsim.lineup import Lineup
 from fbsim.rules import Rules
 
 BLOCK = 8_192  # games per kernel call (its arrays are reused); results do not depend on it
@@ -327,7 +327,7 @@ def run_points(spec: SweepSpec, todo: list[Point], by_index: dict[int, Point],
 
 def warm() -> str:
     """Load (or compile) the kernel in this process; returns the fbsim version."""
-    from fbsim.game.lineup import Lineup as DefaultLineup
+    from fbsim.lineup import Lineup as DefaultLineup
     from fbsim.rules import load_rules
     from fbsim.version import __version__
 

@@ -22,7 +22,7 @@ from fbsim.experiments.run.runner import Arm, NoProgress, run_blocks
 from fbsim.experiments.run.spec import SpecError, SweepSpec, build_points, resolve_players
 from fbsim.game import layout as L
 from fbsim.game import record as GR
-from fbsim.game.lineup import Lineup, lineup_hash
+from fbsim.lineup import Lineup, lineup_hash
 from fbsim.rules import rules_hash, rules_to_toml
 
 

@@ -49,9 +49,9 @@ from fbsim.experiments.run.options import (
     players_source,
     table_sizes,
 )
-from fbsim.game.lineup import Lineup, merge_bot_params, parse_lineup, split_seat_items
 from fbsim.inputs import Key, check, failing
 from fbsim.limits import MAX_GAMES, MAX_SEED
+from fbsim.lineup import Lineup, merge_bot_params, parse_lineup, split_seat_items
 from fbsim.rules import Rules, load_rules, nest, parse_set, rules_hash
 from fbsim.tomlfile import read_toml
 

@@ -44,7 +44,7 @@ from fbsim.experiments.run.lock import LOCK_NAME, output_lock
 from fbsim.experiments.run.provenance import base_provenance, now_iso, read_table, write_table
 from fbsim.experiments.run.runner import NoProgress, Progress
 from fbsim.experiments.run.spec import Point, SweepSpec, build_points, describe, field_of
-from fbsim.game.lineup import lineup_hash
+from fbsim.lineup import lineup_hash
 from fbsim.rules import rules_hash, rules_to_toml
 
 TABLES = ("win_rates", "outcomes", "seats")
@@ -340,7 +340,7 @@ def point_setup(out: str | Path, point: int):
     """(rules, lineup, seed) of one point of a sweep dataset, from its provenance: enough to
     play or replay any of its games (`fbsim.reference.engine.play_game`)."""
     from fbsim.experiments.run.provenance import read_provenance
-    from fbsim.game.lineup import lineup_from_description
+    from fbsim.lineup import lineup_from_description
     from fbsim.rules import rules_from_toml
 
     prov = read_provenance(Path(out) / "outcomes.parquet")

@@ -35,7 +35,7 @@ from fbsim.experiments.run.cluster import task_results
 from fbsim.experiments.run.runner import POINTS_PER_TASK, NoProgress, Task
 from fbsim.experiments.run.spec import Point
 from fbsim.game import layout as L
-from fbsim.game.lineup import Entry, Lineup
+from fbsim.lineup import Entry, Lineup
 from fbsim.rules import Rules
 
 SEAT, TEAM = "seat", "team"

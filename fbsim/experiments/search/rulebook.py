@@ -91,9 +91,9 @@ from fbsim.experiments.search.equilibrium import run_equilibrium
 from fbsim.experiments.search.equilibrium.seeds import seed_of
 from fbsim.experiments.search.equilibrium.state import write_json
 from fbsim.experiments.search.equilibrium.trainer import AGENDAS, Budget, warm_start
-from fbsim.game.lineup import Entry, parse_lineup
 from fbsim.inputs import Key, check, failing
 from fbsim.limits import MAX_GAMES
+from fbsim.lineup import Entry, parse_lineup
 from fbsim.rules import load_rules, nest
 
 STATE_VERSION = 1

@@ -346,7 +346,7 @@ def write_tune(result: TuneResult, spec: TuneSpec, out: str | Path, started: str
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    from fbsim.game.lineup import lineup_hash, parse_lineup
+    from fbsim.lineup import lineup_hash, parse_lineup
 
     lineup = parse_lineup(spec.lineup)
     prov = {**base_provenance(started), "kind": "tune", "tune_spec": asdict(spec),

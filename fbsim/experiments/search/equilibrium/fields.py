@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from fbsim.game import layout as L
-from fbsim.game.lineup import Entry, Lineup
+from fbsim.lineup import Entry, Lineup
 from fbsim.policies.field import COMPONENTS, field_params
 
 

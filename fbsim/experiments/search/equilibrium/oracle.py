@@ -29,7 +29,7 @@ import numpy as np
 from fbsim.experiments.search.cem import Dim, cem
 from fbsim.experiments.search.deviation import Deviant, evaluate
 from fbsim.experiments.search.equilibrium.fields import planner_params
-from fbsim.game.lineup import Entry, Lineup
+from fbsim.lineup import Entry, Lineup
 from fbsim.rules import Rules
 
 # the planner's parameters taking whole values (the others are real)

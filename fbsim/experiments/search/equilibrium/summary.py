@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from fbsim.experiments.metrics.definitions import deck_share
 from fbsim.experiments.search.equilibrium.trainer import AGENDAS, DRAW, SeatSearch, played
-from fbsim.game.lineup import lineup_to_toml
+from fbsim.lineup import lineup_to_toml
 
 
 def summary(search: SeatSearch) -> dict:

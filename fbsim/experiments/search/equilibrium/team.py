@@ -72,7 +72,7 @@ from fbsim.experiments.search.equilibrium.state import publish
 from fbsim.experiments.search.equilibrium.summary import pc
 from fbsim.experiments.search.meta import payoffs, solve
 from fbsim.game import layout as L
-from fbsim.game.lineup import Lineup, lineup_to_toml
+from fbsim.lineup import Lineup, lineup_to_toml
 
 STATE_VERSION = 2  # 2: best responses from several starts, audits of the chosen field
 AGENDAS = L.AGENDA_NAMES  # steward, opportunist, accelerationist: the roles, in order

@@ -58,7 +58,7 @@ from fbsim.experiments.search.equilibrium.state import (
     State,
 )
 from fbsim.game import layout as L
-from fbsim.game.lineup import Entry, Lineup
+from fbsim.lineup import Entry, Lineup
 from fbsim.policies.field import component_params
 
 AGENDAS = L.AGENDA_NAMES
