@@ -12,6 +12,7 @@ import typer
 
 from fbsim.errors import FbsimError, Interrupted, UsageError, cut, did_you_mean
 from fbsim.experiments.run.options import (
+    command_line,
     folder_ok,
     games_count,
     parent_exists,
@@ -169,6 +170,7 @@ def replay_cmd(
              "as ratios: the machine's other load moves "
              "the absolute numbers. Also times a cold compile and a warm start.")
 def bench_cmd(
+    ctx: typer.Context,
     players: Annotated[str, typer.Option(help="Table sizes to measure, e.g. 3..6 or 4.")
                        ] = "3..6",
     games: Annotated[str, typer.Option(help="Games of each of the runner, kernel, checked "
@@ -254,12 +256,7 @@ def bench_cmd(
     if as_json:
         typer.echo(json.dumps(res, indent=1))
     elif markdown:
-        cmd = " ".join(["fbsim bench --markdown", f"--players {players}", f"--games {games}"]
-                       + ([f"--lineup {lineup}"] if lineup else [])
-                       + [f"--seat {x}" for x in seat or []]
-                       + ([f"--threads {threads}"] if threads else [])
-                       + ([f"--rss-games {rss_games}"] if rss_games else []))
-        typer.echo(format_markdown(res, cmd), nl=False)
+        typer.echo(format_markdown(res, command_line(ctx)), nl=False)
     else:
         typer.echo(format_bench(res))
 

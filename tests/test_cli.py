@@ -7,8 +7,10 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Annotated
 
 import pytest
+import typer
 
 from fbsim.cli import main
 from fbsim.rules import Rules, load_rules, rules_hash
@@ -252,3 +254,29 @@ def test_simulate_checked_plays_the_same_games(capsys):
     assert code == code2 == 0
     strip = lambda doc: {k: v for k, v in json.loads(doc).items() if k != "provenance"}  # noqa: E731
     assert strip(fast) == strip(checked)
+
+
+def test_command_line_names_what_was_given_and_only_that():
+    """`fbsim bench --markdown` names the command that made the page: the options given (flag
+    pairs, repeated options, values needing quotes), not those left at their defaults."""
+    from typer.testing import CliRunner
+
+    from fbsim.experiments.run.options import command_line
+
+    app = typer.Typer()
+    seen = []
+
+    @app.command()
+    def cmd(ctx: typer.Context, players: str = "3..6", games: int = 10,
+            seat: Annotated[list[str] | None, typer.Option()] = None,
+            compile_times: Annotated[bool, typer.Option("--compile/--no-compile")] = True,
+            markdown: Annotated[bool, typer.Option("--markdown")] = False):
+        seen.append(command_line(ctx))
+
+    given = ["--no-compile", "--seat", "1=tunable:aim=520", "--seat", "2=a b", "--players", "4",
+             "--markdown"]
+    assert CliRunner().invoke(app, given, prog_name="fbsim bench").exit_code == 0
+    assert seen[-1] == ("fbsim bench --players 4 --seat 1=tunable:aim=520 --seat '2=a b' "
+                        "--no-compile --markdown")
+    assert CliRunner().invoke(app, [], prog_name="fbsim bench").exit_code == 0
+    assert seen[-1] == "fbsim bench"

@@ -13,6 +13,26 @@ from fbsim.tomlfile import read_toml
 MIN_PLAYERS, MAX_PLAYERS = 3, 6  # R-S6
 
 
+def command_line(ctx) -> str:
+    """The command as it was given (for a report to name what made it): its name, then each
+    option given on the command line or by the environment with the value it was read as, in
+    the command's order of options, quoted for a shell. `ctx`: the command's context."""
+    import shlex
+
+    words = ctx.command_path.split()
+    for p in ctx.command.params:
+        source = ctx.get_parameter_source(p.name)
+        if source is None or source.name not in ("COMMANDLINE", "ENVIRONMENT"):
+            continue
+        value = ctx.params[p.name]
+        if isinstance(value, bool):
+            words.append(p.opts[0] if value or not p.secondary_opts else p.secondary_opts[0])
+        else:
+            for v in value if isinstance(value, (list, tuple)) else [value]:
+                words += [p.opts[0], str(v)]
+    return shlex.join(words)
+
+
 def games_count(text: str, flag: str = "--games") -> int:
     """`1000000`, `1e6` or `1_000_000`."""
     try:
