@@ -963,9 +963,9 @@ def main_callback(
         "--version", callback=version_callback, is_eager=True,
         help="Print the version and exit.")] = None,
 ):
-    from fbsim.kernel.settings import environment_settings
+    from fbsim.environment import check_environment
 
-    environment_settings()  # a bad setting stops every command before it writes anything
+    check_environment()  # a bad setting stops every command before it writes anything
 
 
 RESUMABLE = {"sweep", "experiment", "exploit", "equilibrium", "tune", "report"}

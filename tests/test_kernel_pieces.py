@@ -144,3 +144,18 @@ def test_R_I1_world_projection_is_computed_when_stale_and_kept():
     assert world_projection(R4, V) == want != project_world(R4, V)
     V[L.V_WORLD_PROJECTION] = L.STALE
     assert world_projection(R4, V) == project_world(R4, V)
+
+
+def test_a_state_row_reads_by_name():
+    """`named_state` (what to print of W in a debugger) names every field of the view and of
+    the hidden state, each slot where the engine keeps it."""
+    R = rules_vector(load_rules(players=4))
+    W, deck, agenda_deck = K.scratch(R)
+    K.setup(R, np.zeros(3, dtype=np.int64), np.full(6, -1, dtype=np.int64), np.int64(1),
+            np.int64(2), W, deck, agenda_deck)
+    named = KL.named_state(W)
+    assert named["dial"] == W[L.V_DIAL] == R[L.R_DIAL_START]
+    assert named["my_capital"] == list(W[L.V_MY_CAPITAL:L.V_MY_CAPITAL + L.MAX_PLAYERS])
+    assert sorted(named["my_agenda"][:4]) == sorted(agenda_deck[:4])
+    assert named["deck_pos"] == W[KL.S_DECK_POS] == R[L.R_MARKET_SIZE]
+    assert sum(1 if isinstance(v, int) else len(v) for v in named.values()) == KL.W_SIZE

@@ -84,6 +84,8 @@ class Fields:
         self.slots: dict[str, tuple[int, int]] = {}  # name -> (first index, length)
 
     def take(self, name: str, n: int = 1) -> int:
+        if name in self.slots:
+            raise ValueError(f"field {name!r} declared twice")
         start = self.size
         self.slots[name] = (start, n)
         self.size += n
@@ -258,6 +260,9 @@ V_MY_MASKED_BURN_TOTAL = VIEW.take("my_masked_burn_total", MAX_PLAYERS)
 V_MY_MEMO = VIEW.take("my_memo", MAX_PLAYERS)
 V_SIZE = VIEW.size
 PRIVATE = tuple(range(V_PRIVATE_START, V_SIZE, MAX_PLAYERS))  # every V_MY_* field
+# the private fields of one round, 0 again once it ends (the kernel's `end_round`)
+ROUND_PRIVATE = (V_MY_WORKS, V_MY_COOL, V_MY_BURN, V_MY_MASKED_COOL, V_MY_MASKED_BURN,
+                 V_MY_FOG_IN_ROUND, V_MY_BOUGHT)
 
 
 # ---------------------------------------------------------------- the fields of two indices

@@ -98,8 +98,6 @@ FIELDS: tuple[Field, ...] = (
           column="dial_round"),
 )
 
-BY_NAME = {f.name: f for f in FIELDS}
-
 
 def of_shape(shape: str) -> tuple[Field, ...]:
     """The fields of one shape, in record order."""
@@ -130,13 +128,7 @@ G_POT_LEFT = GAME_FIELDS.index("pot_left")
 
 SE_AGENDA = SEAT_FIELDS.index("agenda")
 SE_BOT = SEAT_FIELDS.index("bot")
-SE_CAPITAL = SEAT_FIELDS.index("capital")
 SE_LEGACY = SEAT_FIELDS.index("legacy")
-SE_WORKS = SEAT_FIELDS.index("works")
-SE_COOL_OPEN = SEAT_FIELDS.index("cool_open")
-SE_COOL_MASKED = SEAT_FIELDS.index("cool_masked")
-SE_BURN_OPEN = SEAT_FIELDS.index("burn_open")
-SE_BURN_MASKED = SEAT_FIELDS.index("burn_masked")
 SE_MASKS_LEFT = SEAT_FIELDS.index("masks_left")
 SE_FOG_IN = SEAT_FIELDS.index("fog_in")
 SE_FOG_REQUESTED = SEAT_FIELDS.index("fog_requested")

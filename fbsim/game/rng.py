@@ -21,7 +21,6 @@ _S27 = _U(27)
 _S30 = _U(30)
 _S31 = _U(31)
 _S32 = _U(32)
-_LOW32 = _U(0xFFFFFFFF)
 
 
 @shared

@@ -1,17 +1,13 @@
 """The table's shape: how many players, rounds, market slots, tipping tokens and asset kinds.
 
-Every loop of the engines and the bots runs over one of these five numbers, all of them in the
-rules vector. Compiled code reads them through the accessors below (`players(R)`, `rounds(R)`,
-`market_size(R)`, `n_tokens(R)`, `n_kinds(R)`), never as `R[...]` itself, so that a kernel
-build may be compiled for one shape (`fbsim.kernel.build`): its rules vector then has the type
-`Shaped(dims)`, an int64 vector whose type also carries the five numbers, and every accessor
-compiles to a constant (`fbsim.kernel.buildtype.rules_of` types a build's rules vector so).
-numba compiles every function that is passed such a vector once more
-for it (the bots' helpers included, each inlined with its loops unrolled over the constant
-seats and slots); the values read are the same, so every record is the same as a build that
-reads them from the vector (the test suite plays both on the same games).
-
-Plain Python (the reference engine, `NUMBA_DISABLE_JIT=1`) reads the vector.
+Every loop of the engines and the bots runs over one of these five numbers of the rules
+vector, which compiled code reads through the accessors below (`players(R)`, `rounds(R)`,
+`market_size(R)`, `n_tokens(R)`, `n_kinds(R)`), never as `R[...]`. In a build for one shape
+(`fbsim.kernel.buildtype.rules_of`) the rules vector has the type `Shaped(dims)`, which also
+carries the five numbers: every accessor compiles to a constant, and numba compiles every
+function passed such a vector once more for it, its loops unrolled. The values read are the
+same, so are the records (the test suite plays both builds on the same games). Plain Python
+(the reference engine, `NUMBA_DISABLE_JIT=1`) reads the vector.
 """
 
 from __future__ import annotations

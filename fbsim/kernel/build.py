@@ -1,25 +1,16 @@
-"""Kernel builds: the engine (`fbsim/kernel/engine.py`) compiled for a set of bots, checked or
-not, playing or taping, for a table's shape or any. A build is a numba type
-(`fbsim.kernel.buildtype`): its entry points are compiled, and cached, once per build.
+"""Kernel builds: the engine (`fbsim/kernel/engine.py`) compiled, and cached, once per build;
+a build is a numba type (`fbsim.kernel.buildtype`). What a build fixes:
 
-- **checked** (`checked=True`): every bot decision checked against the rules (an illegal one
-  stops the game with its rule, `fbsim.kernel.layout.ERR_RULES`).
-- **fast** (`checked=False`): no legality checks, and a seat that can buy nothing is not asked
-  at the market (its only legal answer is to take wages). Every record is identical to the
-  checked build's for legal bots; the test suite plays the same games through both.
-- **specialised**: only the default lineup's bots and the lineup's are compiled in (no dispatch
-  over every bot), chosen automatically when that makes at most `SPECIALISE_MAX` bots; any
-  other lineup (the random lineups of the tests, say) plays the generic build of every bot.
-- **for one shape**: a fast specialised build compiled for one table's shape (players, rounds,
-  market slots, tokens and asset kinds: `fbsim.game.shape`), whose rules vector is typed with
-  it, so that the engine's and the bots' reads of those five numbers are constants and their
-  loops unroll; chosen for the shapes `shaped` names (FBSIM_SHAPES), the same games as the
-  build for any shape.
-- **tapes** (`mode="record"` / `"replay"`, `fbsim.kernel.dispatch`): the answers of every
-  decision written to, or read back from, a tape per game. Replaying plays the same games with
-  no bot at all: the engine-only floor that `fbsim bench` measures; a probe
-  (`dispatch.probe_mode`) replays them and asks the bots one decision on the side (the cost
-  of that decision, `fbsim bench --decisions`).
+- **checked or fast**: a checked build checks every bot decision against the rules (an
+  illegal one stops the game with its rule, `fbsim.kernel.layout.ERR_RULES`); a fast build
+  checks none and does not ask a seat that can buy nothing at the market. Every record is the
+  same for legal bots (the test suite plays the same games through both).
+- **its bots**: the default lineup's and the lineup's own when that makes at most
+  `SPECIALISE_MAX` bots (`build_for`), else every compiled bot (the generic build).
+- **the table's shape** (`fbsim.game.shape`), for fast specialised builds of the shapes
+  `shaped` names (FBSIM_SHAPES): the five numbers become constants and their loops unroll.
+- **the mode** (`fbsim.kernel.dispatch`): play, or record every answer to a tape, replay it
+  (the engine-only floor of `fbsim bench`) or replay it and probe one decision.
 
 `Build.run` plays a range of games in chunks on a pool of threads (the chunk function never
 takes the GIL); every game's record depends only on (rules, lineup, seed, game index).

@@ -3,8 +3,8 @@
 A build (`fbsim.kernel.build.Build`) is the engine (`fbsim/kernel/engine.py`, the code that
 runs) compiled for: the bots that answer the decisions, whether their decisions are checked
 against the rules, how they are asked (`MODES`: play, or record to / replay from a tape for
-`fbsim bench`), and the table's shape or any. Its entry points take a `token`: a one-word
-int64 array whose numba type, `BuildType`, carries those four things. numba compiles each
+`fbsim bench`), and the table's shape or any. Its entry points take a `token`, an object
+whose numba type, `BuildType`, carries those four things. numba compiles each
 entry point once per type and caches it on disk under that type, so each build is compiled
 and cached on its own, and nothing is generated or spliced:
 
@@ -33,23 +33,6 @@ from fbsim.game.shape import Shaped
 MODES = ("play", "record", "replay")  # and "probe:<decision>" (`fbsim.kernel.dispatch`)
 
 
-class Built(np.ndarray):
-    """With the JIT off: a game's tape as a view that carries its build (`bots`, `checked`,
-    `mode`, `dims`), which the dispatch and `checked` read."""
-
-    bots: tuple[str, ...] = ()
-    checked: bool = True
-    mode: str = "play"
-    dims: tuple[int, ...] | None = None
-
-    def __array_finalize__(self, obj):
-        for name in ("bots", "checked", "mode", "dims"):
-            setattr(self, name, getattr(obj, name, getattr(Built, name)))
-
-    def build(self) -> tuple:
-        return self.bots, self.checked, self.mode, self.dims
-
-
 class _Build:
     """What a token and the numba types hold: the bots, the checks, the mode, the shape."""
 
@@ -69,6 +52,20 @@ class _Build:
     def mangling_args(self):  # each build's functions have names of their own
         return type(self).__name__, [*self.bots, int(self.checked), self.mode,
                                      *(self.dims or ())]
+
+
+class Built(_Build, np.ndarray):
+    """With the JIT off: a game's tape as a view that carries its build (`bots`, `checked`,
+    `mode`, `dims`), which the dispatch and `checked` read."""
+
+    bots: tuple[str, ...] = ()
+    checked: bool = True
+    mode: str = "play"
+    dims: tuple[int, ...] | None = None
+
+    def __array_finalize__(self, obj):
+        for name in ("bots", "checked", "mode", "dims"):
+            setattr(self, name, getattr(obj, name, getattr(Built, name)))
 
 
 class Token(_Build):
@@ -127,7 +124,7 @@ if numba.config.DISABLE_JIT:
 
     def tape_of(tape, token):
         t = tape.view(Built)
-        t.bots, t.checked, t.mode, t.dims = token.build()
+        t._hold(*token.build())
         return t
 else:
     @intrinsic

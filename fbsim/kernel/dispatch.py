@@ -1,23 +1,20 @@
 """From a bot id to that bot's decision, as the build of the tape says.
 
-Every decision is `f(bot, R, V, P, seed, game, T)`: T is the game's tape, whose type carries
-the build (`fbsim.kernel.buildtype.TapeType`): the bots it plays (a seat's bot id is its
-position among them; ids stay inside the kernel: records and counters name a seat's lineup
-entry, `fbsim.lineup`) and how they are asked:
+Every decision is `f(bot, R, V, P, seed, game, T)`. T is the game's tape, whose type carries
+the build (`fbsim.kernel.buildtype.TapeType`): its bots (a seat's bot id is its position among
+them; records name a seat's lineup entry instead, `fbsim.lineup`) and how they are asked:
 
 - `play`: ask the seat's bot (T is never read);
-- `record`: ask the bot and append its answer to the tape (`T[0]` is the cursor);
+- `record`: ask it and append its answer to the tape (`T[0]` is the cursor);
 - `replay`: read the answer from the tape, asking no bot (the engine-only floor of
-  `fbsim bench`: the same games at the cost of the engine alone);
-- `probe:<decision>` (`probe_mode`): replay every answer from the tape and also ask the bots
-  this one decision, adding each answer to the tape's last word and counting the questions in
-  the word before it (`fbsim bench --decisions`: the cost of one decision of the lineup's bots
-  on the floor's own games; the answers asked are not played, so the games are the recorded
-  ones).
+  `fbsim bench`);
+- `probe:<decision>` (`probe_mode`): replay, and also ask the bots this one decision, adding
+  each answer to the tape's last word and counting the questions in the word before it (the
+  cost of one decision on the floor's own games, `fbsim bench --decisions`).
 
-Compiled, each decision is specialised to the tape's type (`implementation`): a branch over
-the build's bots, each bot's decision inlined into the step that asks; a tape of no build
-(a plain array) plays every compiled bot. With the JIT off the same functions run as Python.
+Compiled, a decision is a branch over the build's bots, each bot's decision inlined
+(`implementation`); a tape of no build (a plain array) plays every compiled bot. With the JIT
+off the same functions run as Python.
 """
 
 from __future__ import annotations

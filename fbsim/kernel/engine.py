@@ -473,14 +473,9 @@ def accusation(R, P, W, n, r, seed, game, T):
 
 @shared_inline
 def end_round(W, n):
-    for s in range(n):
-        W[L.V_MY_WORKS + s] = 0  # no commitment yet in the next round (the view's 0)
-        W[L.V_MY_COOL + s] = 0
-        W[L.V_MY_BURN + s] = 0
-        W[L.V_MY_MASKED_COOL + s] = 0
-        W[L.V_MY_MASKED_BURN + s] = 0
-        W[L.V_MY_FOG_IN_ROUND + s] = 0
-        W[L.V_MY_BOUGHT + s] = 0
+    for f in L.ROUND_PRIVATE:  # no commitment yet in the next round (the view's 0)
+        for s in range(n):
+            W[f + s] = 0
     W[L.V_FIRST_PLAYER] = seat_at(W[L.V_FIRST_PLAYER], 1, n)
 
 

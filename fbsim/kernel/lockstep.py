@@ -14,7 +14,7 @@ import numpy as np
 from fbsim.game import layout as L
 from fbsim.game import record as GR
 from fbsim.game.public import world_projection
-from fbsim.kernel.layout import STATE, W_SIZE
+from fbsim.kernel.layout import STATE
 from fbsim.lineup import Lineup
 from fbsim.reference import engine as E
 from fbsim.reference.view import player_view
@@ -85,10 +85,7 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int,
     n = rules.players
     R = rules_vector(rules)
     P, by_agenda, seat_bot = bot_arrays(rules, lineup, build)
-    deck_total = sum(a.count for a in rules.assets.values())
-    W = np.zeros(W_SIZE, dtype=np.int64)
-    deck = np.zeros(max(deck_total, L.MAX_MARKET), dtype=np.int64)
-    agenda_deck = np.zeros(int(R[L.R_DECK:L.R_DECK + L.N_AGENDAS].sum()), dtype=np.int64)
+    W, deck, agenda_deck = K.scratch(R)
     ks, kg = np.int64(seed), np.int64(game)
 
     agendas = E.deal_agendas(R, seed, game)

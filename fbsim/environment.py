@@ -1,0 +1,35 @@
+"""The environment variables fbsim and numba read, checked before any command runs: a bad
+value is a usage error naming the variable, not a traceback in the middle of a run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from fbsim.errors import UsageError, shown
+from fbsim.kernel.settings import llvm_tuning_setting, shapes_setting
+
+MAX_EPOCH = 253_402_300_799  # 9999-12-31T23:59:59Z, the last second a timestamp can name
+MAX_THREADS = 4096
+
+
+def check_environment() -> None:
+    """`FBSIM_SHAPES`, `FBSIM_LLVM_TUNING` (the kernel's settings), `NUMBA_NUM_THREADS`,
+    `SOURCE_DATE_EPOCH` (the time outputs' provenance records) and the cache folder."""
+    shapes_setting()
+    llvm_tuning_setting()
+    threads = os.environ.get("NUMBA_NUM_THREADS")
+    if threads is not None and threads.strip():
+        t = threads.strip()
+        if not (t.isascii() and t.isdigit() and 1 <= int(t) <= MAX_THREADS):
+            raise UsageError(f"NUMBA_NUM_THREADS={shown(threads)}: expected a whole number of "
+                             f"threads from 1 to {MAX_THREADS}")
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is not None and epoch.strip():
+        e = epoch.strip()
+        if not (e.isascii() and e.isdigit() and int(e) <= MAX_EPOCH):
+            raise UsageError(f"SOURCE_DATE_EPOCH={shown(epoch)}: expected whole seconds since "
+                             f"1970 from 0 to {MAX_EPOCH} (the year 9999)")
+    cache = os.environ.get("NUMBA_CACHE_DIR")
+    if cache and Path(cache).exists() and not Path(cache).is_dir():
+        raise UsageError(f"NUMBA_CACHE_DIR={shown(cache)}: the cache folder is a file")
