@@ -254,3 +254,35 @@ def test_a_fast_builds_games_step_through_as_plain_python_with_the_same_records(
     assert plain["jit"] is False and compiled["jit"] is True
     assert plain["games"] == compiled["games"]
     assert all(label.startswith("fast ") and " for " in label for label, _ in plain["games"])
+
+
+def test_a_build_is_compiled_under_the_cache_folders_lock_once_per_process(monkeypatch):
+    """numba's cache keeps every build of an entry point in one index, which two processes
+    adding different builds at once could corrupt: a process compiles (or loads) each build
+    the first time it plays it holding the cache folder's lock, and only then."""
+    from fbsim.kernel import build as B
+    from fbsim.kernel import simulate
+    from fbsim.rules import load_rules
+
+    taken = []
+
+    class Recording:
+        def __init__(self, path, **kwargs):
+            taken.append(path)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(B, "FileLock", Recording)
+    monkeypatch.setattr(B, "_ready", set())
+    rules = load_rules(players=3)
+    first = simulate(rules, n_games=20, seed=4)
+    assert len(taken) == 1 and taken[0].endswith("fbsim-compile.lock")
+    again = simulate(rules, n_games=20, seed=4)
+    assert len(taken) == 1  # the same build: played at once
+    simulate(rules, n_games=20, seed=4, checked=True)
+    assert len(taken) == 2  # another build: compiled (or loaded) under the lock
+    assert all(np.array_equal(first[k], again[k]) for k in first)

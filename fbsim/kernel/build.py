@@ -18,17 +18,21 @@ takes the GIL); every game's record depends only on (rules, lineup, seed, game i
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import numba
 import numpy as np
+from filelock import FileLock
 
 from fbsim.game.shape import shape_of
 from fbsim.kernel import dispatch, engine
-from fbsim.kernel.buildtype import Token
+from fbsim.kernel.buildtype import token
 from fbsim.kernel.settings import checked_default, shapes_setting
 from fbsim.lineup import Lineup
 
@@ -83,9 +87,14 @@ class Build:
         go, build = engine.run_chunk, self.token
         seed, first_game = np.int64(seed), np.int64(first_game)
 
-        def one(lo: int, hi: int) -> None:
+        def play(lo: int, hi: int) -> None:
             go(R, P, by_agenda, seat_bot, seed, first_game, lo, hi, *out, tapes,
                *engine.scratch(R), build)
+
+        compiled_once(self, lambda: play(0, 0))  # (no game: compiled or loaded only)
+
+        def one(lo: int, hi: int) -> None:
+            play(lo, hi)
             if after is not None:
                 after(lo, hi)
 
@@ -108,6 +117,31 @@ def _done() -> None:
     pass
 
 
+_ready: set[Build] = set()  # the builds this process has compiled or loaded
+_ready_lock = threading.Lock()
+
+
+def compiled_once(build: Build, compile_it: Callable[[], None]) -> None:
+    """Run `compile_it` (which compiles `build`, or loads it from numba's disk cache) the first
+    time this process plays `build`, holding the cache folder's lock: numba's cache keeps every
+    build of an entry point in one index, and two processes adding different builds to it at
+    once can both write the same data file (a wrong build loaded later). Another process
+    compiling waits; one that finds the build cached loads it under the lock at once."""
+    if build in _ready:
+        return
+    with _ready_lock:
+        if build in _ready:
+            return
+        if numba.config.DISABLE_JIT:
+            compile_it()
+        else:
+            lock = Path(os.environ.get("NUMBA_CACHE_DIR") or ".") / "fbsim-compile.lock"
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(lock), thread_local=False):
+                compile_it()
+        _ready.add(build)
+
+
 @cache
 def _pool(threads: int) -> ThreadPoolExecutor:
     """The pool of `threads` threads (one per thread count asked for, so that a run asked to
@@ -117,7 +151,7 @@ def _pool(threads: int) -> ThreadPoolExecutor:
 
 @cache
 def _token(bots, checked, mode, shape):
-    return Token(bots, checked, mode, shape)
+    return token(bots, checked, mode, shape)
 
 
 @cache
