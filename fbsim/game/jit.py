@@ -36,9 +36,8 @@ if numba.config.DISABLE_JIT:
 class StaticType(types.Type):
     """numba's type of a `Static`: a value that compiled code reads at compile time, holding no
     data at run time. numba compiles each function passed a Static once per value, and caches
-    it on disk under that value: the one way fbsim specialises compiled code (a kernel build,
-    `fbsim.kernel.buildtype`; a block measure, `fbsim.experiments.metrics.compiled`), with no
-    source generated. Register a subclass with `static_type`."""
+    it on disk under that value, with no source generated: the kernel's builds are specialised
+    this way (`fbsim.kernel.buildtype`). Register a subclass with `static_type`."""
 
     def __init__(self, value, name: str):
         self.value = value
