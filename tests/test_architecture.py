@@ -243,3 +243,40 @@ def test_the_kernel_and_the_game_generate_no_source():
             text = path.read_text()
             for marker in ("generated_module", "build:begin", "exec(", "compile("):
                 assert marker not in text, (path.name, marker)
+
+
+# Named state: the vectors' fields are declared once by name (`fbsim.game.layout.Fields`); a
+# field of two indices is indexed through its one accessor (`asset_at`, `owned_at`,
+# `points_at`), so no other code multiplies an index by a stride.
+STRIDES = ("MAX_PLAYERS", "MAX_KINDS", "MAX_ROUNDS", "MAX_TOKENS", "MAX_MARKET", "ASSET_STRIDE",
+           "P6")
+
+
+def strided_indexing(source: str) -> list[int]:
+    """Lines of `source` that index an array with a product involving a layout bound."""
+    bad = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Subscript):
+            for op in ast.walk(node.slice):
+                if isinstance(op, ast.BinOp) and isinstance(op.op, ast.Mult):
+                    names = {n.attr if isinstance(n, ast.Attribute) else n.id
+                             for n in ast.walk(op) if isinstance(n, (ast.Attribute, ast.Name))}
+                    if names & set(STRIDES):
+                        bad.append(node.lineno)
+                        break
+    return bad
+
+
+def test_no_code_computes_a_stride_into_a_layout_by_hand():
+    found = {str(p.relative_to(ROOT)): strided_indexing(p.read_text())
+             for p in sorted(ROOT.rglob("*.py")) if p != ROOT / "game" / "layout.py"}
+    assert not {k: v for k, v in found.items() if v}
+
+
+@pytest.mark.parametrize("source,expected", [
+    ("x = V[L.V_OWNED + s * L.MAX_KINDS + k]", [1]),
+    ("x = R[L.R_ASSET + k * L.ASSET_STRIDE + f]", [1]),
+    ("x = V[L.owned_at(s, k)] + W[S_BOT + s] + V[2 * i]", []),
+])
+def test_stride_check_can_fail(source, expected):
+    assert strided_indexing(source) == expected

@@ -63,7 +63,10 @@ def test_ctrl_c_exits_130_with_one_line_and_the_sweep_resumes_to_identical_bytes
     out = tmp_path / "interrupted"
     # the default disposition of SIGINT in the sweep, as in a terminal (a job started in the
     # background, as CI may run the suite, inherits SIGINT ignored, and Python keeps it so)
-    proc = subprocess.Popen(_sweep_cmd(out, spec, "--json"), env=ENV, stdout=subprocess.PIPE,
+    # on one thread, so that the points after the first task's are still being played when
+    # the signal comes (on more, both table sizes' tasks may finish together)
+    proc = subprocess.Popen(_sweep_cmd(out, spec, "--json"),
+                            env={**ENV, "NUMBA_NUM_THREADS": "1"}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
     _wait_for(lambda: _finished_points(out))  # the first task's points are on disk
     proc.send_signal(signal.SIGINT)

@@ -32,7 +32,7 @@ from filelock import FileLock
 
 from fbsim.game.shape import shape_of
 from fbsim.kernel import dispatch, engine
-from fbsim.kernel.buildtype import token
+from fbsim.kernel.buildtype import Token
 from fbsim.kernel.settings import checked_default, shapes_setting
 from fbsim.lineup import Lineup
 
@@ -151,7 +151,7 @@ def _pool(threads: int) -> ThreadPoolExecutor:
 
 @cache
 def _token(bots, checked, mode, shape):
-    return token(bots, checked, mode, shape)
+    return Token(bots, checked, mode, shape)
 
 
 @cache

@@ -3,10 +3,10 @@
 A build (`fbsim.kernel.build.Build`) is the engine (`fbsim/kernel/engine.py`, the code that
 runs) compiled for: the bots that answer the decisions, whether their decisions are checked
 against the rules, how they are asked (`MODES`: play, or record to / replay from a tape for
-`fbsim bench`), and the table's shape or any. Its entry points take a `token`, a `Static`
-(`fbsim.game.jit`) whose numba type, `BuildType`, carries those four things. numba compiles
-each entry point once per type and caches it on disk under that type, so each build is
-compiled and cached on its own, and nothing is generated or spliced:
+`fbsim bench`), and the table's shape or any. Its entry points take a `token`, an object
+whose numba type, `BuildType`, carries those four things. numba compiles each
+entry point once per type and caches it on disk under that type, so each build is compiled
+and cached on its own, and nothing is generated or spliced:
 
 - `rules_of(rules, token)`: the rules vector, typed with the shape in a build for one shape
   (`fbsim.game.shape.Shaped`: its five numbers become constants);
@@ -25,10 +25,9 @@ import numba
 import numpy as np
 from numba import types
 from numba.core.datamodel import register_default
-from numba.core.datamodel.models import ArrayModel
-from numba.extending import intrinsic, overload
+from numba.core.datamodel.models import ArrayModel, OpaqueModel
+from numba.extending import NativeValue, intrinsic, overload, unbox
 
-from fbsim.game.jit import Static, StaticType, static_type
 from fbsim.game.shape import Shaped
 
 MODES = ("play", "record", "replay")  # and "probe:<decision>" (`fbsim.kernel.dispatch`)
@@ -69,19 +68,28 @@ class Built(_Build, np.ndarray):
             setattr(self, name, getattr(obj, name, getattr(Built, name)))
 
 
-@static_type
-class BuildType(_Build, StaticType):
-    """numba's type of a build's token (`token`): the build, and no data."""
+class Token(_Build):
+    """A build's token: what its entry points take (see the module's docstring). numba types
+    it `BuildType` (it holds no data: only its type is read, at compile time)."""
+
+    __slots__ = ("bots", "checked", "mode", "dims", "_numba_type_")
+
+    def __init__(self, bots: tuple[str, ...], checked: bool, mode: str,
+                 dims: tuple[int, ...] | None):
+        self._hold(bots, checked, mode, dims)
+        self._numba_type_ = BuildType(*self.build())
+
+
+class BuildType(_Build, types.Type):
+    """numba's type of a build's token (no data)."""
 
     def __init__(self, bots, checked: bool, mode: str, dims):
         self._hold(bots, checked, mode, dims)
-        super().__init__(self.build(), self._name("build"))
+        super().__init__(name=self._name("build"))
 
-
-def token(bots: tuple[str, ...], checked: bool, mode: str, dims: tuple[int, ...] | None
-          ) -> Static:
-    """A build's token: what its entry points take (see the module's docstring)."""
-    return Static(BuildType(bots, checked, mode, dims))
+    @property
+    def key(self):
+        return self.build()
 
 
 class TapeType(_Build, types.Array):
@@ -97,7 +105,13 @@ class TapeType(_Build, types.Array):
         return types.Array.key.fget(self) + self.build()
 
 
+register_default(BuildType)(OpaqueModel)
 register_default(TapeType)(ArrayModel)
+
+
+@unbox(BuildType)
+def _unbox_token(typ, obj, c):
+    return NativeValue(c.context.get_dummy_value())  # only the type is read
 
 
 def _same_vector(context, builder, sig, args):
@@ -110,7 +124,7 @@ if numba.config.DISABLE_JIT:
 
     def tape_of(tape, token):
         t = tape.view(Built)
-        t._hold(*token.value)
+        t._hold(*token.build())
         return t
 else:
     @intrinsic

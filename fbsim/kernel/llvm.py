@@ -28,7 +28,7 @@ def enabled() -> bool:
 def owns(library, package: str = "fbsim") -> bool:
     """Whether a numba library compiles code of `package`: one of its defined functions, by
     numba's mangled name, comes from a module of the package or one it generated
-    (`fbsim_kernel_<digest>`)."""
+    (`fbsim_measure_<digest>`, the block measure)."""
     tag = f"{len(package)}{package}"  # the length-prefixed name numba's mangling writes
     return any(not fn.is_declaration and (tag in fn.name or f"{package}_" in fn.name)
                for fn in library._final_module.functions)
