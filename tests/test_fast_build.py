@@ -14,18 +14,39 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from fbsim.bench import tape_length
 from fbsim.game import layout as L
 from fbsim.game.shape import shape_of
-from fbsim.kernel import Records, bot_arrays, columns, simulate
+from fbsim.kernel import Records, bot_arrays, columns, dispatch, simulate
 from fbsim.kernel import layout as KL
 from fbsim.kernel.build import build_for, kernel_build
+from fbsim.kernel.buildtype import rules_of, tape_of
 from fbsim.kernel.dispatch import compiled_bots
 from fbsim.kernel.lockstep import first_difference, kernel_view, visible
 from fbsim.lineup import Lineup, parse_lineup
 from fbsim.rules import load_rules, rules_vector
 from tests.strategies import lineup_st, rules_st, seed_st
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def decide(decision, bot, rules, V, P, seed, game, out, token):
+    """Bot `bot`'s answer to `decision` (`fbsim.game.layout.DP_*`) from view V, compiled as the
+    games of the build of `token` ask it (the build's rules and dispatch), into `out`: a
+    commitment's five numbers, else one."""
+    R = rules_of(rules, token)
+    T = tape_of(out[5:], token)  # a playing build's dispatch never reads its tape
+    if decision == L.DP_COMMIT:
+        out[0], out[1], out[2], out[3], out[4] = dispatch.commit(bot, R, V, P, seed, game, T)
+    elif decision == L.DP_FOG:
+        out[0] = dispatch.fog_request(bot, R, V, P, seed, game, T)
+    elif decision == L.DP_MARKET:
+        out[0] = dispatch.market(bot, R, V, P, seed, game, T)
+    elif decision == L.DP_ACCUSE:
+        out[0] = dispatch.accuse(bot, R, V, P, seed, game, T)
+    else:
+        out[0] = dispatch.cornered(bot, R, V, P, seed, game, T)
 
 
 def same(a: dict, b: dict) -> str | None:
@@ -204,7 +225,7 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
                     # the build's own compiled bot, as its games ask it
                     a, b = np.zeros(6, dtype=np.int64), np.ones(6, dtype=np.int64)
                     for ans, v in ((a, view), (b, other)):
-                        K.decide(np.int64(d), bot, R, v, P[entry], np.int64(seed),
+                        decide(np.int64(d), bot, R, v, P[entry], np.int64(seed),
                                  np.int64(game), ans, build.token)
                     n_ans = 5 if d == L.DP_COMMIT else 1
                     assert np.array_equal(a[:n_ans], b[:n_ans]), (r, k, s, d)

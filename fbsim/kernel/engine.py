@@ -662,25 +662,6 @@ def play_step(k, rules, P, W, r, seed, game, deck, tape, token):
 
 
 @jit
-def decide(decision, bot, rules, V, P, seed, game, out, token):
-    """Bot `bot`'s answer to `decision` (`fbsim.game.layout.DP_*`) from view V, compiled as
-    the games of the build of `token` ask it, into `out`: a commitment's five numbers, else
-    one. The tests' entry (R-I3: the answer ignores the rivals' hidden state)."""
-    R = rules_of(rules, token)
-    T = tape_of(out[5:], token)  # a playing build's dispatch never reads its tape
-    if decision == L.DP_COMMIT:
-        out[0], out[1], out[2], out[3], out[4] = dispatch.commit(bot, R, V, P, seed, game, T)
-    elif decision == L.DP_FOG:
-        out[0] = dispatch.fog_request(bot, R, V, P, seed, game, T)
-    elif decision == L.DP_MARKET:
-        out[0] = dispatch.market(bot, R, V, P, seed, game, T)
-    elif decision == L.DP_ACCUSE:
-        out[0] = dispatch.accuse(bot, R, V, P, seed, game, T)
-    else:
-        out[0] = dispatch.cornered(bot, R, V, P, seed, game, T)
-
-
-@jit
 def write_record(j, r, R, W, G, SE, AS, DR):
     """Game j's record (fields in `fbsim.game.record`) into row j of the output arrays."""
     n = shape.players(R)

@@ -27,13 +27,6 @@ def field_name(i: int) -> str:
     return (L.VIEW if i < L.V_SIZE else STATE).name_of(i)
 
 
-def kernel_step(build, k, R, P, seed, game, W, deck, r):
-    """Step k of the build's ROUND_STEPS in round r; k = N_ROUND_STEPS: the round's close
-    (`play_step` in the build, which reads the rules as its games do)."""
-    T = np.zeros(1, dtype=np.int64)
-    build.module.play_step(np.int64(k), R, P, W, np.int64(r), seed, game, deck, T, build.token)
-
-
 def visible(V, s):
     """What seat s may know of a view section that holds every seat's private fields: the
     other seats' slots zeroed, as the reference engine builds a view (a copy)."""
@@ -86,6 +79,7 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int,
     R = rules_vector(rules)
     P, by_agenda, seat_bot = bot_arrays(rules, lineup, build)
     W, deck, agenda_deck = K.scratch(R)
+    tape = np.zeros(1, dtype=np.int64)
     ks, kg = np.int64(seed), np.int64(game)
 
     agendas = E.deal_agendas(R, seed, game)
@@ -109,8 +103,9 @@ def first_difference(rules: Rules, lineup: Lineup | None, seed: int, game: int,
         return None
 
     def after(name: str) -> None:
+        # the kernel's step of the same name, or the round's close, as its games play it
         k = K.N_ROUND_STEPS if name == "end" else K.ROUND_STEPS.index(name)
-        kernel_step(build, k, R, P, ks, kg, W, deck, np.int64(g.round))
+        K.play_step(np.int64(k), R, P, W, np.int64(g.round), ks, kg, deck, tape, build.token)
         diff = compare(g.round, "end of round" if name == "end" else name)
         if diff:
             raise _Differs(diff)
