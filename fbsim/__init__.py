@@ -13,7 +13,7 @@ __all__ = ["__version__", "simulate", "sweep", "report"]
 
 
 # the modules numba compiles, and those whose constants compiled code reads
-_COMPILED = ("game", "policies", "kernel", "experiments/metrics/per_game.py")
+_COMPILED = ("game", "policies", "kernel", "experiments/metrics/per_game.py", "lineup.py")
 
 
 def _source_digest() -> str:

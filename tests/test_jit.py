@@ -10,7 +10,6 @@ import numba
 import numpy as np
 import pytest
 from llvmlite import binding as llvm
-from numba import njit
 from numba.core.codegen import CPUCodeLibrary
 
 from fbsim.kernel.llvm import INSTALLED, internalise_linked_code, owns
@@ -68,25 +67,6 @@ def test_other_numba_code_keeps_numbas_linkage():
                         "elsewhere": llvm.Linkage.external}
 
 
-def test_a_function_calling_another_compiles_and_agrees_with_python():
-    @njit(cache=False)
-    def inner(a, i):
-        return a[i] * 2 + 1
-
-    @njit(cache=False)
-    def outer(a):
-        t = 0
-        for i in range(a.shape[0]):
-            t += inner(a, i) - inner(a, a.shape[0] - 1 - i)
-        return t + inner(a, 0)
-
-    a = np.arange(1, 12, dtype=np.int64) ** 2
-    assert outer(a) == outer.py_func(a) == 3
-    linkages = {fn.linkage for fn in outer.overloads[outer.signatures[0]].library
-                ._final_module.functions if not fn.is_declaration}
-    assert llvm.Linkage.linkonce_odr in linkages  # not fbsim's code: numba's own linkage
-
-
 CALLS = """
 from numba import njit
 
@@ -103,6 +83,18 @@ def outer(a):
         t += inner(a, i) - inner(a, a.shape[0] - 1 - i)
     return t + inner(a, 0)
 """
+
+
+def test_a_function_calling_another_compiles_and_agrees_with_python(tmp_path, monkeypatch):
+    from fbsim.experiments.metrics.compiled import generated_module
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    outer = generated_module("other_test_calls", CALLS).outer  # a module not of fbsim
+    a = np.arange(1, 12, dtype=np.int64) ** 2
+    assert outer(a) == outer.py_func(a) == 3
+    linkages = {fn.linkage for fn in outer.overloads[outer.signatures[0]].library
+                ._final_module.functions if not fn.is_declaration}
+    assert llvm.Linkage.linkonce_odr in linkages  # not fbsim's code: numba's own linkage
 
 
 def test_fbsims_compiled_code_links_its_callees_privately(tmp_path, monkeypatch):

@@ -11,7 +11,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
+from fbsim.game import layout as L
 from fbsim.kernel import llvm  # noqa: F401  (how LLVM optimises fbsim's code, before any compile)
 
 # _nrt=False: shared functions never allocate, so numba need not count references to the
@@ -21,6 +23,9 @@ shared = njit(cache=True, nogil=True, _nrt=False)
 # two places, is inlined into its caller: a call between compiled functions passes each array
 # as seven words, and each function compiled on its own adds to the cold start.
 shared_inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
+
+for _index in L.ACCESSORS:  # the layout's index functions, callable from compiled code
+    register_jitable(inline="always")(_index)
 
 if numba.config.DISABLE_JIT:
     # Plain-Python mode: the RNG's uint64 arithmetic wraps on purpose, as it does compiled;

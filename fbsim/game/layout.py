@@ -14,8 +14,6 @@ constants under numba. Bump ``LAYOUT_VERSION`` whenever an index changes.
 
 from __future__ import annotations
 
-from numba.extending import register_jitable
-
 LAYOUT_VERSION = 8  # in every output's provenance; what each change was: the commit log
 
 MAX_PLAYERS = 6
@@ -266,23 +264,23 @@ ROUND_PRIVATE = (V_MY_WORKS, V_MY_COOL, V_MY_BURN, V_MY_MASKED_COOL, V_MY_MASKED
 
 
 # ---------------------------------------------------------------- the fields of two indices
-# The one place each computes its index: plain Python, and compiled into the compiled code
-# that calls it (numba's `register_jitable`).
+# The one place each computes its index: plain Python (this module imports no numba), compiled
+# inline where compiled code calls it (`fbsim.game.jit` registers every one of ACCESSORS).
 
 
-@register_jitable(inline="always")
 def asset_at(kind, field):
     """The index in the rules vector of field `field` (A_*) of asset kind `kind`."""
     return R_ASSET + kind * ASSET_STRIDE + field
 
 
-@register_jitable(inline="always")
 def owned_at(seat, kind):
     """The index in the view of how many assets of `kind` seat `seat` owns."""
     return V_OWNED + seat * MAX_KINDS + kind
 
 
-@register_jitable(inline="always")
 def points_at(pointer, target):
     """The index in the view of the points seat `pointer` gave seat `target` so far."""
     return V_POINTS + pointer * MAX_PLAYERS + target
+
+
+ACCESSORS = (asset_at, owned_at, points_at)

@@ -127,18 +127,15 @@ def compiled_once(build: Build, compile_it: Callable[[], None]) -> None:
     build of an entry point in one index, and two processes adding different builds to it at
     once can both write the same data file (a wrong build loaded later). Another process
     compiling waits; one that finds the build cached loads it under the lock at once."""
-    if build in _ready:
+    if build in _ready or numba.config.DISABLE_JIT:
         return
     with _ready_lock:
         if build in _ready:
             return
-        if numba.config.DISABLE_JIT:
+        lock = Path(os.environ.get("NUMBA_CACHE_DIR") or ".") / "fbsim-compile.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(lock), thread_local=False):
             compile_it()
-        else:
-            lock = Path(os.environ.get("NUMBA_CACHE_DIR") or ".") / "fbsim-compile.lock"
-            lock.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(lock), thread_local=False):
-                compile_it()
         _ready.add(build)
 
 
