@@ -4,6 +4,7 @@ record, the rules vector against the rules' fields, and the round's steps in bot
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 
 import numpy as np
@@ -39,16 +40,20 @@ def test_reference_records_follow_the_schema_in_order():
 
 def test_index_constants_name_their_fields_positions():
     """Each index constant of the record's arrays (`G_*`, `SE_*`, ...) is its field's position
-    among the fields of its shape; every game field has one (the kernel writes each by its
-    constant), and the kernel copies every seat field from the state field
-    `kernel.layout.SEAT_SOURCE` names for it."""
+    among the fields of its shape. The kernel writes every game field either by its constant
+    or from the state field `kernel.layout.GAME_SOURCE` names for it (never both), and copies
+    every seat field from the state field `kernel.layout.SEAT_SOURCE` names for it."""
     prefixes = {GR.GAME: "G_", GR.SEAT: "SE_", GR.SEAT_KIND: "SK_", GR.ROUND: "RD_"}
     for shape, prefix in prefixes.items():
         got = {k: v for k, v in vars(GR).items() if k.startswith(prefix) and isinstance(v, int)}
         want = {prefix + name.upper(): i for i, name in enumerate(GR.names(shape))}
         assert got and got.items() <= want.items(), shape
-        if shape == GR.GAME:
-            assert got == want
+    written = {name for name in GR.GAME_FIELDS
+               if f"G_{name.upper()}]" in inspect.getsource(K.write_record)}
+    assert written.isdisjoint(KL.GAME_SOURCE)
+    assert written | set(KL.GAME_SOURCE) == set(GR.GAME_FIELDS)
+    assert KL.GAME_SOURCES == (*((GR.GAME_FIELDS.index(f), w) for f, w in KL.GAME_SOURCE.items()),
+                               (KL.G_ERROR, KL.S_ERROR))
     assert set(KL.SEAT_SOURCE) == set(GR.SEAT_FIELDS)
     assert KL.SEAT_SOURCES == tuple(KL.SEAT_SOURCE[f] for f in GR.SEAT_FIELDS)
 

@@ -122,7 +122,6 @@ G_END = GAME_FIELDS.index("end")
 G_FINAL_DIAL = GAME_FIELDS.index("final_dial")
 G_BAND = GAME_FIELDS.index("band")
 G_WINNER = GAME_FIELDS.index("winner")
-G_FIRST_PLAYER_LAST = GAME_FIELDS.index("first_player_last")
 G_TOKENS_FLIPPED = GAME_FIELDS.index("tokens_flipped")
 G_POT_LEFT = GAME_FIELDS.index("pot_left")
 

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 import numba
@@ -47,10 +47,10 @@ class Build:
     shape: tuple[int, ...] | None = None  # the table's shape it is compiled for (None: any)
     module = engine  # the code that runs; its entry points take `token`
 
-    @property
-    def token(self):
+    @cached_property
+    def token(self) -> Token:
         """What the engine's entry points take: the build, as their arguments' type."""
-        return _token(self.bots, self.checked, self.mode, self.shape)
+        return Token(self.bots, self.checked, self.mode, self.shape)
 
     @property
     def label(self) -> str:
@@ -144,11 +144,6 @@ def _pool(threads: int) -> ThreadPoolExecutor:
     """The pool of `threads` threads (one per thread count asked for, so that a run asked to
     use k threads never plays on more)."""
     return ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"fbsim-kernel-{threads}")
-
-
-@cache
-def _token(bots, checked, mode, shape):
-    return Token(bots, checked, mode, shape)
 
 
 @cache

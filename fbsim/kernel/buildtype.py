@@ -155,9 +155,3 @@ def checked(T) -> bool:
 def _checked(T):
     value = T.checked if isinstance(T, TapeType) else True
     return lambda T: value
-
-
-
-def fast(T) -> bool:
-    """Whether T's type is the tape of a fast build (no checks), at compile time."""
-    return isinstance(T, TapeType) and not T.checked

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from numba.extending import overload
 
 from fbsim.game import layout as L
 from fbsim.game import shape
@@ -19,27 +18,22 @@ from fbsim.game.legal import accusable, can_buy, can_buy_any, commit_is_legal
 from fbsim.game.public import asset_field, band_of, flips, owned
 from fbsim.game.record import (
     G_BAND,
-    G_END,
-    G_FINAL_DIAL,
-    G_FIRST_PLAYER_LAST,
     G_PLAYERS,
-    G_POT_LEFT,
     G_ROUNDS_PLAYED,
     G_TOKENS_FLIPPED,
-    G_WINNER,
     RD_DIAL_BY_ROUND,
     SK_ASSETS,
 )
 from fbsim.game.rng import shuffle_in_place
 from fbsim.kernel import dispatch
-from fbsim.kernel.buildtype import checked, fast, rules_of, tape_of
+from fbsim.kernel.buildtype import checked, rules_of, tape_of
 from fbsim.kernel.layout import (
     ERR_ACCUSE,
     ERR_COMMIT,
     ERR_CORNERED,
     ERR_FOG,
     ERR_MARKET,
-    G_ERROR,
+    GAME_SOURCES,
     S_ACCUSERS,
     S_BOT,
     S_BURN_OPEN_T,
@@ -65,43 +59,10 @@ from fbsim.kernel.layout import (
 )
 
 # the build (its bots, checks, mode and shape) is the type of the token the entry points take
-# and of the tape T the steps pass on (`fbsim.kernel.buildtype`)
-
-# R-C1..R-C3, R-V6: the bots' decisions are checked in a checked build; a fast build neither
-# compiles the checks nor asks a market question whose one legal answer is to take wages
-def legal_commit(T, R, W, works, cool, burn, mc, mb):
-    return not checked(T) or commit_is_legal(R, W, works, cool, burn, mc, mb)
-
-
-@overload(legal_commit, inline="always")
-def _legal_commit(T, R, W, works, cool, burn, mc, mb):
-    if fast(T):
-        return lambda T, R, W, works, cool, burn, mc, mb: True
-    return lambda T, R, W, works, cool, burn, mc, mb: commit_is_legal(R, W, works, cool, burn,
-                                                                       mc, mb)
-
-
-def legal_buy(T, R, W, slot):
-    return not checked(T) or can_buy(R, W, slot)
-
-
-@overload(legal_buy, inline="always")
-def _legal_buy(T, R, W, slot):
-    if fast(T):
-        return lambda T, R, W, slot: True
-    return lambda T, R, W, slot: can_buy(R, W, slot)
-
-
-def cannot_buy(T, R, W):
-    return not checked(T) and not can_buy_any(R, W)
-
-
-@overload(cannot_buy, inline="always")
-def _cannot_buy(T, R, W):
-    if fast(T):
-        return lambda T, R, W: not can_buy_any(R, W)
-    return lambda T, R, W: False
-
+# and of the tape T the steps pass on (`fbsim.kernel.buildtype`). `checked(T)` is a constant
+# of the build: a checked build checks every bot decision (R-C1..R-C3, R-V5, R-V6, R-A1,
+# R-A4); a fast build checks none and asks no market question whose one legal answer is to
+# take wages.
 
 # the step functions never allocate (see fbsim.game.jit.shared): no reference counting
 jit = njit(cache=True, nogil=True, _nrt=False)
@@ -247,7 +208,7 @@ def commit(R, P, W, n, r, seed, game, T):
         ask(W, s, L.DP_COMMIT)
         bot = W[S_BOT + s]
         works, cool, burn, mc, mb = dispatch.commit(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
-        if not legal_commit(T, R, W, works, cool, burn, mc, mb):
+        if checked(T) and not commit_is_legal(R, W, works, cool, burn, mc, mb):
             fail(W, ERR_COMMIT, r, s)
             return
         W[L.V_MY_WORKS + s] = works
@@ -357,12 +318,12 @@ def market_turns(R, P, W, n, r, seed, game, deck, T):
             ask(W, s, L.DP_MARKET)
             # an unchecked build does not ask a seat that can buy nothing: its only legal
             # answer is -1 (a checked build asks, and checks the answer)
-            if cannot_buy(T, R, W):
+            if not checked(T) and not can_buy_any(R, W):
                 break
             slot = dispatch.market(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
             if slot == -1:
                 break
-            if not legal_buy(T, R, W, slot):
+            if checked(T) and not can_buy(R, W, slot):
                 fail(W, ERR_MARKET, r, s)
                 return
             kind = W[L.V_MARKET + slot]
@@ -667,21 +628,15 @@ def write_record(j, r, R, W, G, SE, AS, DR):
     n = shape.players(R)
     for rr in range(shape.rounds(R)):
         DR[j, RD_DIAL_BY_ROUND, rr] = W[S_DIAL_ROUND + rr]
-    dial = W[L.V_DIAL]
-    band = band_of(R, dial)
     flipped = 0
     for t in range(shape.n_tokens(R)):
         flipped += W[L.V_FLIPPED + t]
     G[j, G_PLAYERS] = n
     G[j, G_ROUNDS_PLAYED] = r
-    G[j, G_END] = W[S_END]
-    G[j, G_FINAL_DIAL] = dial
-    G[j, G_BAND] = band
-    G[j, G_WINNER] = W[S_WINNER]
-    G[j, G_FIRST_PLAYER_LAST] = W[L.V_FIRST_PLAYER]
+    G[j, G_BAND] = band_of(R, W[L.V_DIAL])
     G[j, G_TOKENS_FLIPPED] = flipped
-    G[j, G_POT_LEFT] = W[S_POT_LOST]
-    G[j, G_ERROR] = W[S_ERROR]
+    for c, w in GAME_SOURCES:
+        G[j, c] = W[w]
     for s in range(n):
         for f in range(len(SEAT_SOURCES)):  # (S_LEGACY: 0 unless the world survived)
             SE[j, f, s] = W[SEAT_SOURCES[f] + s]

@@ -64,8 +64,11 @@ G_ERROR = len(GAME_FIELDS)
 G_COLUMNS = G_ERROR + 1
 
 
-# Where the kernel keeps each seat field of the record (`fbsim.game.record.SEAT_FIELDS`, in
-# that order): seat s's value is W[SEAT_SOURCES[f] + s] (`fbsim.kernel.engine.write_record`).
+# Where the kernel keeps each record field it copies from the state row W
+# (`fbsim.kernel.engine.write_record`, which computes the other game fields): game field f is
+# W[GAME_SOURCE[f]]; seat s's value of seat field f is W[SEAT_SOURCE[f] + s].
+GAME_SOURCE = {"end": S_END, "final_dial": L.V_DIAL, "winner": S_WINNER,
+               "first_player_last": L.V_FIRST_PLAYER, "pot_left": S_POT_LOST}
 SEAT_SOURCE = {
     "agenda": L.V_MY_AGENDA, "bot": S_ENTRY, "capital": L.V_MY_CAPITAL, "legacy": S_LEGACY,
     "works": S_WORKS_T, "cool_open": S_COOL_OPEN_T, "cool_masked": L.V_MY_MASKED_COOL_TOTAL,
@@ -74,6 +77,9 @@ SEAT_SOURCE = {
     "fog_requested": L.V_MY_REQUESTED_TOTAL, "fog_received": L.V_MY_RECEIVED_TOTAL,
     "pointed_at": S_POINTED, "cornered": L.V_CORNERED_TOTAL, "revealed": S_REVEALED,
     "paid": L.V_PAID_TOTAL}
+# (column of the game array, index in W), the error column included
+GAME_SOURCES = tuple((GAME_FIELDS.index(f), w) for f, w in GAME_SOURCE.items()) + (
+    (G_ERROR, S_ERROR),)
 SEAT_SOURCES = tuple(SEAT_SOURCE[f] for f in SEAT_FIELDS)
 
 
