@@ -178,8 +178,8 @@ def test_private_import_check_can_fail(tmp_path, monkeypatch, source, expected):
     assert len(private_imports(modules())) == expected
 
 
-# R-I2: a bot reads its own private block through `fbsim.game.public.mine`, never by indexing
-# the view's private section (which, in the kernel, holds every seat's block)
+# R-I2: a bot reads its own private fields through `fbsim.game.public.mine`, never by indexing
+# the view's private section (which, in the kernel, holds every seat's slot)
 PRIVATE_NAMES = ("PRIVATE", "V_PRIVATE_START")
 
 
@@ -196,7 +196,7 @@ def private_indexing(source: str) -> list[int]:
     return bad
 
 
-def test_R_I2_bots_read_their_private_block_only_through_mine():
+def test_R_I2_bots_read_their_private_fields_only_through_mine():
     files = sorted((ROOT / "policies").glob("*.py")) + [ROOT / "game" / "legal.py"]
     found = {f.name: private_indexing(f.read_text()) for f in files}
     assert not {k: v for k, v in found.items() if v}

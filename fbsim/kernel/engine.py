@@ -61,8 +61,7 @@ from fbsim.kernel.layout import (
 # the build (its bots, checks, mode and shape) is the type of the token the entry points take
 # and of the tape T the steps pass on (`fbsim.kernel.buildtype`). `checked(T)` is a constant
 # of the build: a checked build checks every bot decision (R-C1..R-C3, R-V5, R-V6, R-A1,
-# R-A4); a fast build checks none and asks no market question whose one legal answer is to
-# take wages.
+# R-A4), a fast build none.
 
 # the step functions never allocate (see fbsim.game.jit.shared): no reference counting
 jit = njit(cache=True, nogil=True, _nrt=False)

@@ -71,24 +71,16 @@ def player_view(g: Game, seat: int, decision: int, accusers: int = 0,
     V[L.V_CORNER_COST] = corner_cost
     # R-I2: the decider's own hidden state, in its own slot of each private field (the other
     # seats' slots stay 0; a bot reads its own with `fbsim.game.public.mine`)
-    b = seat  # (each private field holds a slot per seat)
-    V[L.V_MY_CAPITAL + b] = me.capital
-    V[L.V_MY_AGENDA + b] = me.agenda
-    V[L.V_MY_MASKS + b] = me.masks
+    own = {L.V_MY_CAPITAL: me.capital, L.V_MY_AGENDA: me.agenda, L.V_MY_MASKS: me.masks,
+           L.V_MY_FREE_WORKS: me.free_works, L.V_MY_BOUGHT: me.bought,
+           L.V_MY_FOG_IN_ROUND: me.fog_in_round, L.V_MY_FOG_IN_TOTAL: me.fog_in,
+           L.V_MY_REQUESTED_TOTAL: me.fog_requested, L.V_MY_RECEIVED_TOTAL: me.fog_received,
+           L.V_MY_MASKED_COOL_TOTAL: me.cool_masked, L.V_MY_MASKED_BURN_TOTAL: me.burn_masked,
+           L.V_MY_MEMO: L.NO_MEMO}  # a fresh view each decision: the bot computes its memo again
     c = me.commitment
-    if c is not None:
-        V[L.V_MY_WORKS + b] = c.works
-        V[L.V_MY_COOL + b] = c.cool
-        V[L.V_MY_BURN + b] = c.burn
-        V[L.V_MY_MASKED_COOL + b] = c.masked_cool
-        V[L.V_MY_MASKED_BURN + b] = c.masked_burn
-    V[L.V_MY_FREE_WORKS + b] = me.free_works
-    V[L.V_MY_BOUGHT + b] = me.bought
-    V[L.V_MY_FOG_IN_ROUND + b] = me.fog_in_round
-    V[L.V_MY_FOG_IN_TOTAL + b] = me.fog_in
-    V[L.V_MY_REQUESTED_TOTAL + b] = me.fog_requested
-    V[L.V_MY_RECEIVED_TOTAL + b] = me.fog_received
-    V[L.V_MY_MASKED_COOL_TOTAL + b] = me.cool_masked
-    V[L.V_MY_MASKED_BURN_TOTAL + b] = me.burn_masked
-    V[L.V_MY_MEMO + b] = L.NO_MEMO  # a fresh view each decision: the bot computes its memo again
+    if c is not None:  # this round's commitment, once made (0 before)
+        own.update({L.V_MY_WORKS: c.works, L.V_MY_COOL: c.cool, L.V_MY_BURN: c.burn,
+                    L.V_MY_MASKED_COOL: c.masked_cool, L.V_MY_MASKED_BURN: c.masked_burn})
+    for field, value in own.items():
+        V[field + seat] = value
     return V
