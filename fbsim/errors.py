@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Iterable
 
 CUT_WIDTH = 60  # the most characters of a value an error message quotes
+PATH_WIDTH = 200  # the most characters of a file's path an error message names
 
 
 def cut(text: str, width: int = CUT_WIDTH) -> str:
@@ -17,6 +18,13 @@ def cut(text: str, width: int = CUT_WIDTH) -> str:
         text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
                        for c in text)
     return text if len(text) <= width else text[:width] + "..."
+
+
+
+def file_named(path) -> str:
+    """A file's path as an error message names it: whole unless longer than PATH_WIDTH (then
+    cut, `cut`)."""
+    return cut(str(path), PATH_WIDTH)
 
 
 def shown(value) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from fbsim.errors import UsageError, cut, did_you_mean
+from fbsim.errors import UsageError, cut, did_you_mean, file_named
 from fbsim.game import layout as L
 from fbsim.inputs import Key, check, failing
 from fbsim.inputs import value as value_of
@@ -342,7 +342,7 @@ def _parse(text: str, where: str, seps: str = ";") -> Entry:
 
 
 def lineup_from_file(path: str | Path, players: int | None = None) -> Lineup:
-    source = f"lineup file {Path(path)}"
+    source = f"lineup file {file_named(Path(path))}"
 
     def fail(message: str):
         raise UsageError(f"{source}: {message}")

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from fbsim.cli import main
-from fbsim.errors import ConfigError, UsageError, cut, did_you_mean
+from fbsim.errors import ConfigError, FbsimError, UsageError, cut, did_you_mean
 from fbsim.limits import MAX_SEED
 from fbsim.rules import load_rules
 from fbsim.rules.schema import MAX_CARDS
@@ -197,6 +197,26 @@ def test_a_long_value_is_cut_in_the_message(capsys, tmp_path, case):
             for a in case]
     line = one_line(*run(capsys, *args)[::2])
     assert "..." in line and len(line) < 600, line[:2000]
+
+
+def test_a_long_file_path_is_cut_in_the_error_itself(tmp_path):
+    """A rules or lineup path far longer than a file name can be (here named in a sweep spec,
+    which the command line does not shorten first) is cut where the error names it: the
+    message stays short and still says why the file cannot be read."""
+    from fbsim.experiments.run.spec import build_points, load_spec
+    from fbsim.lineup import lineup_from_file
+
+    far = tmp_path / ("x" * 5000)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'players = [4]\ngames = 10\nrules = "{far.name}"\n')
+    errors = []
+    for call in (lambda: build_points(load_spec(spec)), lambda: load_rules(far),
+                 lambda: lineup_from_file(far)):
+        with pytest.raises(FbsimError) as e:
+            call()
+        errors.append(str(e.value))
+    for msg in errors:
+        assert len(msg) < 400 and "..." in msg and "cannot read" in msg, msg[:600]
 
 
 # ------------------------------------------------------------------------ card counts

@@ -10,7 +10,7 @@ from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any, get_origin, get_type_hints
 
-from fbsim.errors import ConfigError, cut, did_you_mean
+from fbsim.errors import ConfigError, cut, did_you_mean, file_named
 from fbsim.game import layout as L
 from fbsim.inputs import Key
 from fbsim.inputs import value as value_of
@@ -237,7 +237,7 @@ def _load(path, sets, base, overrides, overrides_source, bots, players) -> Rules
     data = to_dict(base if base is not None else Rules())
     found: dict = {}
     if path is not None:
-        source = f"rules file {Path(path)}"
+        source = f"rules file {file_named(Path(path))}"
 
         def fail(message: str):
             raise ConfigError("(file)", message, source)

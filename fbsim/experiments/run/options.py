@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fbsim.errors import UsageError, cut
+from fbsim.errors import UsageError, cut, file_named
 from fbsim.limits import MAX_GAMES
 from fbsim.tomlfile import read_toml
 
@@ -96,7 +96,7 @@ def players_source(rules: str | Path | None, sets: dict, fail) -> str | None:
     if "players" in sets:
         return f"--set players={sets['players']}"
     if rules is not None and "players" in read_toml(rules, fail):
-        return f"the rules file {rules}"
+        return f"the rules file {file_named(rules)}"
     return None
 
 

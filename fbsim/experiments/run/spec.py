@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fbsim.errors import ConfigError, FbsimError, UsageError, cut, shown
+from fbsim.errors import ConfigError, FbsimError, UsageError, cut, file_named, shown
 from fbsim.experiments.run.options import (
     checked_sizes,
     games_count,
@@ -224,7 +224,7 @@ def named_players(spec: SweepSpec) -> tuple[int, str] | None:
     n = base_rules(spec).players  # (a bad rules file fails here, with its own message)
 
     def fail(message: str):
-        raise SpecError(f"rules file {spec.rules}: {message}")
+        raise SpecError(f"rules file {file_named(spec.rules)}: {message}")
 
     source = players_source(spec.rules, spec.set, fail)
     return None if source is None else (n, source)
