@@ -199,22 +199,33 @@ def burn_pay(R, W, s):
     return R[L.R_BURN_PAY_REVEALED] if is_rev_accel(W, s) else R[L.R_BURN_PAY]
 
 
-@jit
-def commit(R, P, W, n, r, seed, game, T):
-    """R-C1..R-C4: the public view does not change while commitments are made."""
+@shared_inline
+def ask_commit(R, P, W, s, r, seed, game, T):
+    """Seat s's commitment (R-C1..R-C3), asked and written into its round fields; False
+    when a checked build finds it illegal (the game then stops with the error)."""
+    ask(W, s, L.DP_COMMIT)
     V = W[:L.V_SIZE]  # what the bots are handed: the view section
-    for s in range(n):
-        ask(W, s, L.DP_COMMIT)
-        bot = W[S_BOT + s]
-        works, cool, burn, mc, mb = dispatch.commit(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
-        if checked(T) and not commit_is_legal(R, W, works, cool, burn, mc, mb):
-            fail(W, ERR_COMMIT, r, s)
-            return
-        W[L.V_MY_WORKS + s] = works
-        W[L.V_MY_COOL + s] = cool
-        W[L.V_MY_BURN + s] = burn
-        W[L.V_MY_MASKED_COOL + s] = mc
-        W[L.V_MY_MASKED_BURN + s] = mb
+    bot = W[S_BOT + s]
+    works, cool, burn, mc, mb = dispatch.commit(bot, R, V, P[W[S_ENTRY + s]], seed, game, T)
+    if checked(T) and not commit_is_legal(R, W, works, cool, burn, mc, mb):
+        fail(W, ERR_COMMIT, r, s)
+        return False
+    set_commit(W, s, works, cool, burn, mc, mb)
+    return True
+
+
+@shared_inline
+def set_commit(W, s, works, cool, burn, mc, mb):
+    W[L.V_MY_WORKS + s] = works
+    W[L.V_MY_COOL + s] = cool
+    W[L.V_MY_BURN + s] = burn
+    W[L.V_MY_MASKED_COOL + s] = mc
+    W[L.V_MY_MASKED_BURN + s] = mb
+
+
+@shared_inline
+def book_commits(W, n):
+    """Every seat's commitment made (R-C2: its Masks spent), into the game's totals."""
     for s in range(n):
         masked = W[L.V_MY_MASKED_COOL + s] + W[L.V_MY_MASKED_BURN + s]
         W[L.V_MY_MASKS + s] -= masked  # R-C2
@@ -226,6 +237,15 @@ def commit(R, P, W, n, r, seed, game, T):
         W[L.V_MY_FREE_WORKS + s] = W[L.V_MY_WORKS + s]
         W[L.V_MY_BOUGHT + s] = 0
         W[L.V_MY_FOG_IN_ROUND + s] = 0
+
+
+@jit
+def commit(R, P, W, n, r, seed, game, T):
+    """R-C1..R-C4: the public view does not change while commitments are made."""
+    for s in range(n):
+        if not ask_commit(R, P, W, s, r, seed, game, T):
+            return
+    book_commits(W, n)
 
 
 @jit
@@ -580,23 +600,59 @@ def close_round(R, W, n, r):
 
 
 @shared_inline
-def play_game(R, P, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck, T):
-    """Every round (R-S6, R-E1) until the game ends, then the score (R-E3, R-E4)."""
-    setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck)
-    n = shape.players(R)
+def play_rounds(R, P, W, n, first, seed, game, deck, T):
+    """Rounds first.. (R-S6, R-E1) until the game ends, then the score (R-E3, R-E4); the
+    last round played."""
     rounds = shape.rounds(R)
-    r = 0
-    for r in range(1, rounds + 1):
+    r = first
+    for r in range(first, rounds + 1):
         play_round(R, P, W, n, r, seed, game, deck, T)
         if W[S_OVER] == 1:
             break
         close_round(R, W, n, r)
-    # a game that ended in round r keeps its final Dial for rounds r.. (as the reference)
-    for rr in range(r, rounds + 1):
+    return finish(R, W, n, min(r, rounds))
+
+
+@shared_inline
+def finish(R, W, n, r):
+    """The game over in round r: its final Dial for rounds r.. (as the reference), the
+    score."""
+    for rr in range(r, shape.rounds(R) + 1):
         W[S_DIAL_ROUND + rr - 1] = W[L.V_DIAL]
     if W[S_ERROR] == 0:
         score(R, W, n)
     return r
+
+
+@shared_inline
+def play_game(R, P, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck, T):
+    """Setup, then every round."""
+    setup(R, bot_of_agenda, seat_bot, seed, game, W, deck, agenda_deck)
+    return play_rounds(R, P, W, shape.players(R), 1, seed, game, deck, T)
+
+
+@shared_inline
+def play_from(R, P, W, n, r0, k0, seed, game, deck, T):
+    """The game on from step k0 of round r0 (`ROUND_STEPS`; k0 = N_ROUND_STEPS: the round's
+    close) of a state row W and its asset deck, to its end and score. Returns the last round
+    played. A game continued from any step is the game played straight through
+    (tests/test_kernel_continue.py)."""
+    W[L.V_ROUND] = r0
+    for k in range(k0, N_ROUND_STEPS):  # the rest of round r0
+        round_step(k, R, P, W, n, r0, seed, game, deck, T)
+        if W[S_OVER] == 1:
+            return finish(R, W, n, r0)
+    close_round(R, W, n, r0)
+    if r0 >= shape.rounds(R):
+        return finish(R, W, n, r0)
+    return play_rounds(R, P, W, n, r0 + 1, seed, game, deck, T)
+
+
+@jit
+def continue_game(R, P, W, n, r0, k0, seed, game, deck, T):
+    """`play_from`, called (not inlined): what the searcher's rollouts play
+    (`fbsim.kernel.rollout`), one compiled copy of the game for all of them."""
+    return play_from(R, P, W, n, r0, k0, seed, game, deck, T)
 
 
 @jit
@@ -619,6 +675,15 @@ def play_step(k, rules, P, W, r, seed, game, deck, tape, token):
         close_round(R, W, n, r)
     else:
         round_step(k, R, P, W, n, r, seed, game, deck, T)
+
+
+@jit
+def continue_entry(k, rules, P, W, r, seed, game, deck, tape, token):
+    """The game on from step k of round r (`play_from`) as the build of `token` plays it;
+    returns the last round played (what `write_record` takes)."""
+    R = rules_of(rules, token)
+    return continue_game(R, P, W, shape.players(R), r, k, seed, game, deck,
+                         tape_of(tape, token))
 
 
 @jit
