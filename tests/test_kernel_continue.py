@@ -1,6 +1,6 @@
 """A game continued from any mid-game state is the game played straight through.
 
-The searcher (`fbsim.kernel.rollout`) plays its rollouts on from a copy of a game's state row
+The searcher (`fbsim.kernel.search`) plays its rollouts on from a copy of a game's state row
 (`fbsim.kernel.engine.play_from`); these tests step a game through the kernel's steps
 (`play_step`, as the lockstep comparison does), copy its state row and asset deck before every
 step of every round, continue the copy to the end, and compare its record field by field with

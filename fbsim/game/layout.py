@@ -68,6 +68,8 @@ PURPOSE_AGENDA_DEAL = 10  # R-S4
 PURPOSE_ASSET_SHUFFLE = 11  # R-S5
 # RNG purposes of the bots' own devices
 PURPOSE_FIELD = 12  # the field bot's choice of component (fbsim.policies.field)
+PURPOSE_ROLLOUT = 13  # the searcher's rollouts: their seeds and the hidden state they sample
+# (fbsim.kernel.search)
 
 
 

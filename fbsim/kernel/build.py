@@ -83,7 +83,6 @@ class Build:
             raise ValueError(f"a build for shape {self.shape} given rules of shape "
                              f"{shape_of(R)}")
         tapes = np.zeros((1, 1), dtype=np.int64) if tapes is None else tapes
-        threads = numba.get_num_threads() if threads is None else threads
         go, build = engine.run_chunk, self.token
         seed, first_game = np.int64(seed), np.int64(first_game)
 
@@ -98,32 +97,43 @@ class Build:
             if after is not None:
                 after(lo, hi)
 
-        spans = [(lo, min(lo + chunk, n_games)) for lo in range(0, n_games, chunk)]
-        if threads <= 1 or len(spans) <= 1:
-            for lo, hi in spans:
-                one(lo, hi)
-            return _done
-        pool = _pool(min(threads, numba.config.NUMBA_NUM_THREADS))
-        futures = [pool.submit(one, lo, hi) for lo, hi in spans]
+        return in_spans(one, n_games, chunk, threads)
 
-        def wait() -> None:
-            for f in futures:
-                f.result()
 
-        return wait
+def in_spans(play: Callable[[int, int], None], n_games: int, chunk: int,
+             threads: int | None = None) -> Callable[[], None]:
+    """`play(lo, hi)` for the spans [lo, hi) of `chunk` games that cover 0 .. n_games - 1,
+    on a pool of `threads` threads (default: numba's thread count); returns the function that
+    waits for every span (and raises what a span raised). On one thread the spans are played
+    before it returns. Every game loop of the kernel goes through here (`Build.start`, the
+    searcher's `fbsim.experiments.search.searcher`)."""
+    threads = numba.get_num_threads() if threads is None else threads
+    spans = [(lo, min(lo + chunk, n_games)) for lo in range(0, n_games, chunk)]
+    if threads <= 1 or len(spans) <= 1:
+        for lo, hi in spans:
+            play(lo, hi)
+        return _done
+    pool = _pool(min(threads, numba.config.NUMBA_NUM_THREADS))
+    futures = [pool.submit(play, lo, hi) for lo, hi in spans]
+
+    def wait() -> None:
+        for f in futures:
+            f.result()
+
+    return wait
 
 
 def _done() -> None:
     pass
 
 
-_ready: set[Build] = set()  # the builds this process has compiled or loaded
+_ready: set = set()  # the builds (and entries) this process has compiled or loaded
 _ready_lock = threading.Lock()
 
 
-def compiled_once(build: Build, compile_it: Callable[[], None]) -> None:
+def compiled_once(build, compile_it: Callable[[], None]) -> None:
     """Run `compile_it` (which compiles `build`, or loads it from numba's disk cache) the first
-    time this process plays `build`, holding the cache folder's lock: numba's cache keeps every
+    time this process plays `build` (a `Build`, or a key naming one of its entry points), holding the cache folder's lock: numba's cache keeps every
     build of an entry point in one index, and two processes adding different builds to it at
     once can both write the same data file (a wrong build loaded later). Another process
     compiling waits; one that finds the build cached loads it under the lock at once."""

@@ -1,0 +1,268 @@
+"""The searcher: a seat that searches its commitments by rollouts (`fbsim.kernel.search`),
+and its gain against a field, the out-of-family oracle of `fbsim exploit --oracle search` and
+of the equilibrium's audit.
+
+    s = Searcher(rules, field_lineup, Knobs(rollouts=128))
+    games = s.play(seed, first_game, n_games, seat)        # records + every decision's log
+    gains = search_gains(rules, field_lineup, seed, seat_games=3000, knobs=Knobs())
+
+The searcher decides only from its own view (R-I3): what it cannot see it samples per rollout
+from the public record (`fbsim.kernel.search`), its rivals' Agendas weighted by a belief
+table calibrated on the field's own games (`belief_table`, on a seed of its own). Its gain is
+a **lower bound** of what a strong player gains against the field: a better search (more
+candidates, more rollouts, better beliefs, searching the Fog, the market and Accusations
+too) may find more.
+
+The gain is paired: the seat searches only in the games it was dealt the Agenda, and plays
+the field in the others; a searched game in which it never departs from the field is the
+field's game, record for record (tests/test_searcher.py). So its gain is its win rate over
+the seat-games it was dealt the Agenda against the field's on the same games, rotated over
+the seats as the single-seat deviations are (`fbsim.experiments.search.deviation`), with
+the paired score interval (`paired_proportions`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from fbsim.errors import UsageError
+from fbsim.experiments.metrics.stats import paired_proportions
+from fbsim.experiments.run.runner import NoProgress
+from fbsim.experiments.search.equilibrium.seeds import seed_of
+from fbsim.game import layout as L
+from fbsim.kernel import Prepared, Records, chunk_size, columns
+from fbsim.kernel import search as KS
+from fbsim.kernel.build import compiled_once, in_spans
+from fbsim.lineup import Lineup
+from fbsim.rules import Rules
+
+CALIBRATION_GAMES = 4000  # field games the belief table is counted on (`belief_table`)
+BUDGET_FACTOR = 4  # the audit's second budget: this many times the rollouts
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """What the searcher searches and how hard (`fbsim exploit --oracle search` flags).
+
+    rollouts: sampled worlds per candidate at each commitment; step: the grid of open COOL
+    and BURN (0, step, 2 step, .. up to the Agents); masked: each grid split with BURN also
+    with its BURNs masked (R-C2); margin: the paired z the best candidate needs over the
+    field's choice to be played; beliefs: rivals' Agendas weighted by their play's
+    likelihood under the field (False: by the cards alone)."""
+
+    rollouts: int = 128
+    step: int = 2
+    masked: bool = False
+    margin: float = 2.0
+    beliefs: bool = True
+
+    def __post_init__(self):
+        for name, lo in (("rollouts", 1), ("step", 1)):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+                raise UsageError(f"{name}: an integer of at least {lo}, got {v!r}")
+        if not (isinstance(self.margin, (int, float)) and math.isfinite(self.margin)
+                and self.margin >= 0):
+            raise UsageError(f"margin: a number of at least 0, got {self.margin!r}")
+
+    def vector(self, agendas: int = 0b111) -> np.ndarray:
+        """The kernel's knob vector (`fbsim.kernel.search.K_*`); `agendas`: bit a set to
+        search when dealt Agenda a."""
+        K = np.zeros(KS.K_SIZE, dtype=np.int64)
+        K[KS.K_ROLLOUTS] = self.rollouts
+        K[KS.K_STEP] = self.step
+        K[KS.K_MASKED] = int(self.masked)
+        K[KS.K_MARGIN] = int(round(self.margin * 1000))
+        K[KS.K_BELIEFS] = int(self.beliefs)
+        K[KS.K_AGENDAS] = agendas
+        return K
+
+    def with_rollouts(self, rollouts: int) -> Knobs:
+        return Knobs(rollouts, self.step, self.masked, self.margin, self.beliefs)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class SearchedGames:
+    """Games with one searching seat: their record columns (`fbsim.kernel.columns`), every
+    round's decision of the searcher (`decisions` [games, rounds, D_*] of
+    `fbsim.kernel.search.DECISION`), and, when asked, every candidate's tallies
+    (`candidates` [games, rounds, candidate, C_*]) and the posterior over the rivals'
+    Agendas (`posterior` [games, rounds, seat, agenda], x10000)."""
+
+    seat: int
+    columns: dict
+    decisions: np.ndarray
+    candidates: np.ndarray | None
+    posterior: np.ndarray | None
+
+    def searched(self) -> int:
+        return int(self.decisions[:, :, KS.D_SEARCHED].sum())
+
+    def departures(self) -> int:
+        d = self.decisions
+        return int(((d[:, :, KS.D_SEARCHED] == 1) & (d[:, :, KS.D_CHOSEN] != 0)).sum())
+
+
+def _buffers(R) -> tuple:
+    return KS.scratch(R)
+
+
+class Searcher:
+    """A seat searching its commitments against `field` under `rules` (the field's fast
+    build; `checked` for the checked build), with its belief table counted once."""
+
+    def __init__(self, rules: Rules, field: Lineup, knobs: Knobs | None = None,
+                 checked: bool | None = None, belief_seed: int = 0):
+        self.knobs = knobs or Knobs()
+        self.prepared = Prepared(rules, field, checked)
+        self.rules = rules
+        self.beliefs = (belief_table(self.prepared, belief_seed) if self.knobs.beliefs
+                        else np.zeros((1, 1)))
+
+    def _chunk(self, seed, first_game, lo, hi, me, K, BL, COUNTS, arrays, logs):
+        p = self.prepared
+        KS.search_chunk(p.R, p.P, p.by_agenda, p.seat_bot, np.int64(seed), np.int64(first_game),
+                        lo, hi, np.int64(me), K, BL, COUNTS, *arrays, *logs,
+                        np.zeros(1, dtype=np.int64), *_buffers(p.R), p.build.token)
+
+    def play(self, seed: int, first_game: int, n_games: int, seat: int,
+             agendas: int = 0b111, full_log: bool = False, threads: int | None = None,
+             chunk: int | None = None, knobs: Knobs | None = None) -> SearchedGames:
+        """Games first_game .. first_game + n_games - 1 of `seed`, seat `seat` searching
+        when dealt an Agenda of `agendas` (bit a), every other seat (and that seat
+        otherwise) the field. The result of each game depends only on (rules, field, knobs,
+        seed, game), never on `threads` or `chunk`."""
+        if not 0 <= seat < self.rules.players:
+            raise UsageError(f"seat: 0 to {self.rules.players - 1}, got {seat}")
+        K = (knobs or self.knobs).vector(agendas)
+        out = Records(n_games)
+        arrays = out.arrays(n_games)
+        logs = KS.log_arrays(n_games, full_log)
+        COUNTS = np.zeros((1, 1))
+        compiled_once(("search", self.prepared.build),
+                      lambda: self._chunk(seed, first_game, 0, 0, seat, K, self.beliefs,
+                                          COUNTS, arrays, logs))
+
+        def span(lo: int, hi: int) -> None:
+            # (each span its own buffers; the logs are written by row)
+            self._chunk(seed, first_game, lo, hi, seat, K, self.beliefs, COUNTS, arrays, logs)
+
+        in_spans(span, n_games, chunk or max(1, min(64, -(-n_games // 8))), threads)()
+        cols = columns(self.rules, arrays, first_game, n_games)
+        return SearchedGames(seat, cols, logs[0], logs[1] if full_log else None,
+                             logs[2] if full_log else None)
+
+
+def belief_table(prepared: Prepared, seed: int, games: int = CALIBRATION_GAMES) -> np.ndarray:
+    """log P(feature | Agenda) of each of the likelihood's features
+    (`fbsim.kernel.search.FEATURE_GROUPS`) in the field's own games of `seed` (every seat's
+    rounds counted under its own Agenda; add-one smoothing in each group): what the searcher
+    weighs its rivals' play with."""
+    COUNTS = np.zeros((L.N_AGENDAS, KS.N_FEATURES))
+    out = Records(games)
+    arrays = out.arrays(games)
+    logs = KS.log_arrays(games, False)
+    K = Knobs().vector(0)
+    p = prepared
+    compiled_once(("search", p.build), lambda: None)
+    KS.search_chunk(p.R, p.P, p.by_agenda, p.seat_bot, np.int64(seed), np.int64(0), 0, games,
+                    np.int64(-1), K, np.zeros((1, 1)), COUNTS, *arrays, *logs,
+                    np.zeros(1, dtype=np.int64), *_buffers(p.R), p.build.token)
+    table = np.zeros_like(COUNTS)
+    for lo, hi in KS.FEATURE_GROUPS:
+        c = COUNTS[:, lo:hi] + 1.0
+        table[:, lo:hi] = np.log(c / c.sum(axis=1, keepdims=True))
+    return table
+
+
+@dataclass
+class SearchGain:
+    """The searcher's single-seat gain for one Agenda at one budget (a lower bound of what a
+    strong player gains): `rate` and `base` its win rate as a searcher and in the field over
+    the `n` seat-games it was dealt the Agenda, `gain` = rate - base with its paired 95%
+    interval `ci`; `departures` of `decisions` searched commitments left the field's choice."""
+
+    agenda: str
+    rollouts: int
+    rate: float
+    base: float
+    gain: float
+    ci: list[float]
+    n: int
+    changed: int
+    decisions: int
+    departures: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def seat_games_for(rules: Rules, agenda: int, seat_games: int) -> int:
+    """Games per seat so that about `seat_games` seat-games are dealt `agenda` over all the
+    seats (R-S4: a seat is dealt it with probability deck[a] / deck)."""
+    deck = rules.decks.for_players(rules.players).counts()
+    share = deck[agenda] / sum(deck) if sum(deck) else 0.0
+    if share <= 0:
+        return 0
+    return max(1, math.ceil(seat_games / (rules.players * share)))
+
+
+def search_gains(rules: Rules, field: Lineup, seed: int, seat_games: int = 3000,
+                 knobs: Knobs | None = None, budgets: tuple[int, ...] | None = None,
+                 agendas: tuple[str, ...] = L.AGENDA_NAMES, threads: int | None = None,
+                 progress=None) -> dict[str, list[SearchGain]]:
+    """Each Agenda's searcher gain against `field` at each budget (rollouts; default the
+    knobs' and BUDGET_FACTOR times them), on the same games at every budget: Agenda a's
+    games are seed `seed_of(seed, players, "audit-searcher", agenda=a)`'s, seat s searching
+    on games [s * G, (s + 1) * G) with G from `seat_games_for`."""
+    knobs = knobs or Knobs()
+    budgets = budgets or (knobs.rollouts, BUDGET_FACTOR * knobs.rollouts)
+    progress = progress or NoProgress()
+    n = rules.players
+    searcher = Searcher(rules, field, knobs,
+                        belief_seed=seed_of(seed, n, "searcher-beliefs"))
+    field_arm = searcher.prepared
+    plan = []
+    for name in agendas:
+        a = L.AGENDA_NAMES.index(name)
+        G = seat_games_for(rules, a, seat_games)
+        if G:
+            plan.append((name, a, G))
+    progress.start(sum(G * n * len(budgets) for _, _, G in plan), "searched games")
+    out: dict[str, list[SearchGain]] = {}
+    for name, a, G in plan:
+        s_seed = seed_of(seed, n, "audit-searcher", agenda=a)
+        base = field_arm.start(s_seed, 0, n * G, threads=threads)()
+        base_winner = np.asarray(base["winner"]).copy()
+        base_agenda = np.asarray(base["agenda"]).copy()
+        rows = []
+        for k in budgets:
+            b = c = m = dec = dep = wins = bwins = 0
+            for s in range(n):
+                lo = s * G
+                g = searcher.play(s_seed, lo, G, s, agendas=1 << a, threads=threads,
+                                  knobs=knobs.with_rollouts(k))
+                dealt = base_agenda[lo:lo + G, s] == a
+                won = (np.asarray(g.columns["winner"]) == s) & dealt
+                was = (base_winner[lo:lo + G] == s) & dealt
+                b += int((won & ~was).sum())
+                c += int((was & ~won).sum())
+                m += int(dealt.sum())
+                wins += int(won.sum())
+                bwins += int(was.sum())
+                dec += g.searched()
+                dep += g.departures()
+                progress.advance(G)
+            d, lo_, hi_, _ = paired_proportions(b, c, m)
+            rows.append(SearchGain(name, k, wins / m if m else math.nan,
+                                   bwins / m if m else math.nan, d, [lo_, hi_], m, b + c, dec,
+                                   dep))
+        out[name] = rows
+    progress.close()
+    return out
