@@ -80,6 +80,9 @@ K_MASKED = KNOBS.take("masked")  # 1: each grid split with BURN also with its BU
 K_MARGIN = KNOBS.take("margin_milli")  # the paired z a departure needs, in thousandths
 K_BELIEFS = KNOBS.take("beliefs")  # 1: Agendas weighted by the field's likelihood; 0: cards
 K_AGENDAS = KNOBS.take("agendas")  # bit a: search when dealt Agenda a (else play the field)
+K_PERTURB = KNOBS.take("perturb")  # > 0: scramble what seat me cannot see before it decides
+# (the R-I3 test: every rival's hidden field and the deck's unseen order drawn afresh under
+# this key in the copy it decides in; the decision must not change); < 0: in the game itself
 K_SIZE = KNOBS.size
 
 MAX_CANDIDATES = 40
@@ -96,6 +99,7 @@ D_BEST = DECISION.take("best")  # the candidate of most wins
 D_BEST_WINS = DECISION.take("best_wins")
 D_Z = DECISION.take("z_milli")  # the best's paired z against the field's choice, x1000
 D_COMMIT = DECISION.take("commit", 5)  # what was played: works, cool, burn, masked cool, burn
+D_LEDGER = DECISION.take("ledger")  # seats whose Capital the ledger missed at the round's end
 D_SIZE = DECISION.size
 # LOGC[game, round - 1, candidate, C_*]: each candidate (candidate 0: the field's choice)
 CANDIDATE = L.Fields()
@@ -471,6 +475,42 @@ def sample_world(R, W, PUB, n, me, r, by_agenda, seat_bot, rseed, game, POST, RI
     shuffle_in_place(DB[pos:end], rseed, game, L.PURPOSE_ASSET_SHUFFLE)
 
 
+@shared_inline
+def ledger_misses(R, W, PUB, n):
+    """Seats whose Capital is not the ledger's less their masked COOLs' cost plus their Fog
+    receipts (at a round's end; 0 when the ledger is right, the test of the ledger)."""
+    bad = 0
+    for s in range(n):
+        if W[L.V_MY_CAPITAL + s] != (PUB[PB_CAPITAL + s]
+                                     - W[L.V_MY_MASKED_COOL_TOTAL + s] * R[L.R_COOL_COST]
+                                     + W[L.V_MY_RECEIVED_TOTAL + s]):
+            bad += 1
+    return bad
+
+
+@shared_inline
+def scramble(R, V, deck, n, me, key, game, r):
+    """The R-I3 test's perturbation of V (the game as seat me decides in it) and of deck:
+    every rival's private field and hidden state field drawn afresh under `key` (bots and
+    their parameter rows swapped between rivals), the deck's undealt cards reshuffled."""
+    for s in range(n):
+        if s == me:
+            continue
+        for f in L.PRIVATE:
+            V[f + s] = below(30, key, game, r, s, L.PURPOSE_ROLLOUT, f)
+        V[L.V_MY_AGENDA + s] = below(L.N_AGENDAS, key, game, r, s, L.PURPOSE_ROLLOUT, 0)
+        for f in range(S_REVEALED, S_INCOME + 1, P6):
+            V[f + s] = below(30, key, game, r, s, L.PURPOSE_ROLLOUT, f)
+    t = (me + 1) % n
+    for s in range(n):
+        if s != me and s != t and below(2, key, game, r, s, L.PURPOSE_ROLLOUT, 1) == 1:
+            for f in (S_BOT, S_ENTRY):
+                x = V[f + s]
+                V[f + s] = V[f + t]
+                V[f + t] = x
+    shuffle_in_place(deck[V[S_DECK_POS]:V[S_DECK_LEN]], key, game, L.PURPOSE_ROLLOUT + r)
+
+
 # ---------------------------------------------------------------- the decision
 
 
@@ -520,7 +560,7 @@ def search_commit(R, P, W, B, D, PUB, LL, POST, RIVALS, CAND, ACC, n, me, r, see
     each candidate (LC) and the posterior (LP). False if a checked build found a bot's
     decision illegal in a rollout (the game then stops with it)."""
     PRE, BASE, W2 = B[0], B[1], B[2]
-    deck, DB, D2 = D[0], D[1], D[2]
+    deck, DB, D2 = D[3], D[1], D[2]  # (D[3]: the deck as it decides in it, `scramble`)
     CAND[0, 0] = W[L.V_MY_WORKS + me]
     CAND[0, 1] = W[L.V_MY_COOL + me]
     CAND[0, 2] = W[L.V_MY_BURN + me]
@@ -636,7 +676,12 @@ def searched_game(R, P, by_agenda, seat_bot, seed, game, me, KN, BL, COUNTS, W, 
         for k in range(E.N_ROUND_STEPS):
             ledger_before(k, R, W, PUB, n, me)
             if k == E.STEP_COMMIT and search:
+                if KN[K_PERTURB] < 0:  # (the game itself: the test that the scramble bites)
+                    scramble(R, W, deck, n, me, -KN[K_PERTURB], game, r)
                 copy_row(B[0], W)
+                copy_row(D[3], deck)
+                if KN[K_PERTURB] != 0:
+                    scramble(R, B[0], D[3], n, me, KN[K_PERTURB], game, r)
                 ok = True
                 for s in range(n):
                     if ok and not E.ask_commit(R, P, W, s, r, seed, game, T):
@@ -653,6 +698,7 @@ def searched_game(R, P, by_agenda, seat_bot, seed, game, me, KN, BL, COUNTS, W, 
         if W[S_OVER] == 1:
             break
         observe_round(R, W, PUB, n, me, r, BL, LL, COUNTS)
+        LD[r - 1, D_LEDGER] = ledger_misses(R, W, PUB, n)
         E.close_round(R, W, n, r)
     return E.finish(R, W, n, min(r, rounds))
 
@@ -681,11 +727,11 @@ def search_chunk(rules, P, by_agenda, seat_bot, seed, first_game, lo, hi, me, KN
 def scratch(R):
     """A chunk's buffers for `search_chunk` after its log arrays: the game's state row and
     three more (the game before the commitments, a sampled world, a rollout), the asset deck
-    and two more, the agenda deck, the ledger, the log-likelihoods, the posterior, the
+    and three more (a sampled one, a rollout's, the one seat me decides in), the agenda deck, the ledger, the log-likelihoods, the posterior, the
     rivals, the candidates and their tallies."""
     W, deck, agenda_deck = E.scratch(R)
     return (W, np.zeros((3, W.shape[0]), dtype=np.int64),
-            np.zeros((3, deck.shape[0]), dtype=np.int64), agenda_deck,
+            np.zeros((4, deck.shape[0]), dtype=np.int64), agenda_deck,
             np.zeros(PB_SIZE, dtype=np.int64), np.zeros((P6, L.N_AGENDAS)),
             np.zeros(MAX_ASSIGNMENTS), np.zeros(P6, dtype=np.int64),
             np.zeros((MAX_CANDIDATES, 5), dtype=np.int64),

@@ -68,9 +68,9 @@ class Knobs:
                 and self.margin >= 0):
             raise UsageError(f"margin: a number of at least 0, got {self.margin!r}")
 
-    def vector(self, agendas: int = 0b111) -> np.ndarray:
+    def vector(self, agendas: int = 0b111, perturb: int = 0) -> np.ndarray:
         """The kernel's knob vector (`fbsim.kernel.search.K_*`); `agendas`: bit a set to
-        search when dealt Agenda a."""
+        search when dealt Agenda a; `perturb`: the R-I3 test's scramble (0: none)."""
         K = np.zeros(KS.K_SIZE, dtype=np.int64)
         K[KS.K_ROLLOUTS] = self.rollouts
         K[KS.K_STEP] = self.step
@@ -78,6 +78,7 @@ class Knobs:
         K[KS.K_MARGIN] = int(round(self.margin * 1000))
         K[KS.K_BELIEFS] = int(self.beliefs)
         K[KS.K_AGENDAS] = agendas
+        K[KS.K_PERTURB] = perturb
         return K
 
     def with_rollouts(self, rollouts: int) -> Knobs:
@@ -133,14 +134,16 @@ class Searcher:
 
     def play(self, seed: int, first_game: int, n_games: int, seat: int,
              agendas: int = 0b111, full_log: bool = False, threads: int | None = None,
-             chunk: int | None = None, knobs: Knobs | None = None) -> SearchedGames:
+             chunk: int | None = None, knobs: Knobs | None = None,
+             knob_vector: np.ndarray | None = None) -> SearchedGames:
         """Games first_game .. first_game + n_games - 1 of `seed`, seat `seat` searching
         when dealt an Agenda of `agendas` (bit a), every other seat (and that seat
-        otherwise) the field. The result of each game depends only on (rules, field, knobs,
-        seed, game), never on `threads` or `chunk`."""
+        otherwise) the field (`knob_vector`: the kernel's knobs as given, for the tests).
+        The result of each game depends only on (rules, field, knobs, seed, game), never on
+        `threads` or `chunk`."""
         if not 0 <= seat < self.rules.players:
             raise UsageError(f"seat: 0 to {self.rules.players - 1}, got {seat}")
-        K = (knobs or self.knobs).vector(agendas)
+        K = (knobs or self.knobs).vector(agendas) if knob_vector is None else knob_vector
         out = Records(n_games)
         arrays = out.arrays(n_games)
         logs = KS.log_arrays(n_games, full_log)
