@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -584,7 +585,14 @@ def experiment_cmd(
              "--deviate team: every seat of the Agenda plays the `tunable` bot together "
              "and the Agenda's win counts.\n\n"
              "--all runs every Agenda x table size and writes OUT/exploitability.parquet and "
-             ".png.")
+             ".png.\n\n"
+             "--oracle search: an out-of-family oracle. One seat plays the field, except at "
+             "each commitment, where it scores candidate commitments (the field's choice and "
+             "open splits of COOL and BURN) by rollouts from worlds it samples from its own "
+             "view (rivals' Agendas by the public record's likelihood, their Capital from the "
+             "public ledger) and departs when the rollouts say so clearly. Its gain per "
+             "Agenda at --rollouts and 4x --rollouts, paired on the field's own games, goes "
+             "to OUT/search/summary.json and summary.md.")
 def exploit_cmd(
     agenda: Annotated[str | None, typer.Option(
         help="steward, opportunist or accelerationist.")] = None,
@@ -612,12 +620,46 @@ def exploit_cmd(
                      ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result(s) as JSON.")
                        ] = False,
+    oracle: Annotated[str, typer.Option(
+        help="'planner' (the planner family's search) or 'search' (the searching seat: "
+             "out of the family).")] = "planner",
+    rollouts: Annotated[int, typer.Option(
+        help="search: rollouts per candidate at each commitment (the audit also runs 4x).",
+        min=1, max=100_000)] = 64,
+    seat_games: Annotated[str, typer.Option(
+        help="search: seat-games per Agenda in which the searching seat holds it.")
+                          ] = "3000",
+    margin: Annotated[float, typer.Option(
+        help="search: the paired z the best candidate needs over the field's choice.",
+        min=0.0, max=1000.0)] = 2.0,
+    step: Annotated[int, typer.Option(
+        help="search: the grid of open COOL and BURN Agents (0, step, 2 step, ...).",
+        min=1, max=6)] = 2,
+    masked: Annotated[bool, typer.Option(
+        "--masked", help="search: every split with BURN also with its BURNs masked.")
+                      ] = False,
+    beliefs: Annotated[bool, typer.Option(
+        "--beliefs/--no-beliefs", help="search: weigh rivals' Agendas by how likely their "
+        "public play was under the field (else by the cards alone).")] = True,
     quiet: QuietOpt = False,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
+    if oracle not in ("planner", "search"):
+        raise UsageError(f"--oracle: 'planner' or 'search', got '{cut(oracle)}'")
+    if oracle == "search":
+        if deviate != "seat":
+            raise UsageError("--deviate: the searcher deviates alone ('seat')")
+        if scheduler is not None:
+            raise UsageError("--scheduler: the searcher's audit runs on this machine's cores")
+        from fbsim.experiments.search.searcher import Knobs
+
+        _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_file, set_,
+                        Knobs(rollouts, step, masked, margin, beliefs),
+                        games_count(seat_games, "--seat-games"), workers)
+        return
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import check_output_folder, now_iso
@@ -675,6 +717,61 @@ def exploit_cmd(
             typer.echo(json.dumps({**res.row(), "fair_share": fair}, indent=1))
         else:
             typer.echo(format_result(res, fair))
+
+
+def _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_file, set_, knobs,
+                    seat_games, threads) -> None:
+    """`fbsim exploit --oracle search`: the searcher's gains per Agenda and table size."""
+    from fbsim.experiments.run.lock import output_lock
+    from fbsim.experiments.run.provenance import base_provenance, check_output_folder, now_iso
+    from fbsim.experiments.search.equilibrium.state import publish
+    from fbsim.experiments.search.searcher import format_gains, gains_summary, search_gains
+    from fbsim.game import layout as L
+    from fbsim.lineup import parse_lineup
+    from fbsim.rules import rules_to_toml
+
+    sizes = sizes_for(players, "4", rules_file, set_)
+    if agenda is not None and agenda not in L.AGENDA_NAMES:
+        raise UsageError(f"--agenda: one of {', '.join(L.AGENDA_NAMES)}, got '{cut(agenda)}'")
+    agendas = (agenda,) if agenda else L.AGENDA_NAMES
+    if seat_games < 10:
+        raise UsageError(f"--seat-games: at least 10, got {seat_games}")
+    plan = []
+    for n in sizes:  # every size's rules and field before any game
+        rules = _rules(rules_file, set_, n, bots={})
+        lu = parse_lineup(field, players=n, flag="--field")
+        plan.append((n, rules, lu, (field or "default lineup").replace("{players}", str(n))))
+    folder_ok(out, "--out")
+    check_output_folder(out, "--out", ("exploit",))
+    started = now_iso()
+    docs = {}
+    with output_lock(out):
+        for n, rules, lu, name in plan:
+            if not as_json:
+                typer.echo(f"== {n} players: the searcher against {name}", err=True)
+            gains = search_gains(rules, lu, seed, seat_games=seat_games, knobs=knobs,
+                                 agendas=agendas, threads=threads,
+                                 progress=_progress(quiet or as_json))
+            summary = gains_summary(gains, knobs, seed, name, seat_games)
+            summary["rules_toml"] = rules_to_toml(rules, comments=False)
+            summary["provenance"] = {**base_provenance(started), "kind": "exploit search"}
+            doc = publish(out / "search", n, summary)
+            docs[n] = summary
+            text = ["# The searcher's single-seat gains (lower bounds of what exists)", "",
+                    "One seat plays the field except at its commitments, which it searches "
+                    "by rollouts from its own view; paired on the field's games, 95% "
+                    "intervals; `held`: every upper end <= 3 points.", ""]
+            for size, entry in doc["players"].items():
+                text += [format_gains(int(size), entry), ""]
+            tmp = out / "search" / f"summary.{os.getpid()}.tmp"
+            tmp.write_text("\n".join(text))
+            os.replace(tmp, out / "search" / "summary.md")
+            if not as_json:
+                typer.echo(format_gains(n, summary))
+    if as_json:
+        typer.echo(json.dumps({str(n): d for n, d in docs.items()}, indent=1))
+    else:
+        typer.echo(str(out / "search" / "summary.json"))
 
 
 @app.command("equilibrium", help="Measure balance at an equilibrium of strong strategies, "

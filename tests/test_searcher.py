@@ -13,6 +13,8 @@ scores its commitments by rollouts from worlds it samples from its own view.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -167,3 +169,56 @@ def test_seat_games_cover_the_agendas_dealt():
 def test_bad_knobs_are_refused_naming_the_knob(bad):
     with pytest.raises(UsageError, match=next(iter(bad))):
         Knobs(**bad)
+
+
+# ---------------------------------------------------------------- fbsim exploit --oracle search
+FIELD4 = "results/equilibrium/p4.toml"
+
+
+def _run(capsys, *args):
+    from fbsim.cli import main
+
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_exploit_oracle_search_writes_each_agendas_gain_at_two_budgets(capsys, tmp_path,
+                                                                        monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    out = tmp_path / "ex"
+    args = ("exploit", "--oracle", "search", "--players", "4", "--field", FIELD4,
+            "--seat-games", "20", "--rollouts", "3", "--seed", "5", "--out", out, "-q")
+    code, stdout, err = _run(capsys, *args)
+    assert code == 0, err
+    doc = json.loads((out / "search" / "summary.json").read_text())
+    four = doc["players"]["4"]
+    assert four["budgets"] == [3, 12] and four["field"] == FIELD4
+    assert set(four["agendas"]) == {"steward", "opportunist", "accelerationist"}
+    for a in four["agendas"].values():
+        lo, hi = a["search_gain_ci"]
+        assert lo <= a["search_gain"] <= hi
+        assert a["search_gain"] == a["by_rollouts"]["3"]["gain"]
+        assert a["held"] == all(r["ci"][1] <= 0.03 for r in a["by_rollouts"].values())
+    md = (out / "search" / "summary.md").read_text()
+    assert "lower bounds" in md and "| opportunist |" in md
+    first = (out / "search" / "summary.json").read_bytes()
+    assert _run(capsys, *args)[0] == 0  # (the same inputs: the same bytes)
+    assert (out / "search" / "summary.json").read_bytes() == first
+
+
+@pytest.mark.parametrize("extra,message", [
+    (("--oracle", "oracle9"), "--oracle"),
+    (("--oracle", "search", "--deviate", "team"), "--deviate"),
+    (("--oracle", "search", "--seat-games", "5"), "--seat-games"),
+    (("--oracle", "search", "--seat-games", "lots"), "--seat-games"),
+    (("--oracle", "search", "--agenda", "banker"), "--agenda"),
+    (("--oracle", "search", "--field", "nope.toml"), "nope.toml"),
+    (("--oracle", "search", "--rollouts", "0"), "--rollouts"),
+])
+def test_exploit_oracle_search_refuses_bad_input_in_one_line(capsys, tmp_path, extra,
+                                                             message):
+    out = tmp_path / "ex"
+    code, _, err = _run(capsys, "exploit", "--players", "4", "--out", out, "-q", *extra)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()  # (nothing written by a refused run)

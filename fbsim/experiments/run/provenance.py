@@ -133,7 +133,8 @@ def dataset_kind(folder: Path) -> str | None:
         return "rules search (tune --equilibrium)"
     if has(*(f"p{n}/state.json" for n in range(3, 7))):
         return "equilibrium"
-    if has("exploitability.parquet") or any(folder.glob("*-p[3-6]/search.parquet")):
+    if (has("exploitability.parquet", "search/summary.json")
+            or any(folder.glob("*-p[3-6]/search.parquet"))):
         return "exploit"
     if has("gen-00", "candidates.parquet"):
         return "tune"

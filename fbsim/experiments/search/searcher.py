@@ -269,3 +269,50 @@ def search_gains(rules: Rules, field: Lineup, seed: int, seat_games: int = 3000,
         out[name] = rows
     progress.close()
     return out
+
+
+TOLERANCE = 0.03  # a field holds against the searcher when every gain's upper end is below
+
+
+def gains_summary(gains: dict[str, list[SearchGain]], knobs: Knobs, seed: int, field: str,
+                  seat_games: int, tolerance: float = TOLERANCE) -> dict:
+    """One table size's searcher audit as `summary.json` keeps it: per Agenda `search_gain`
+    and `search_gain_ci` at the knobs' budget, every budget's row (`by_rollouts`), and
+    `held` (every budget's upper end at most `tolerance`); `held` over the Agendas."""
+    agendas = {}
+    for name in L.AGENDA_NAMES:  # (in the order of declaration, whatever was asked first)
+        rows = gains.get(name)
+        if not rows:
+            continue
+        first = rows[0]
+        agendas[name] = {
+            "search_gain": first.gain, "search_gain_ci": first.ci,
+            "field_rate": first.base, "searcher_rate": first.rate, "seat_games": first.n,
+            "by_rollouts": {str(r.rollouts): r.as_dict() for r in rows},
+            "held": all(r.ci[1] <= tolerance for r in rows)}
+    return {"field": field, "seed": seed, "seat_games": seat_games, "knobs": knobs.as_dict(),
+            "budgets": [r.rollouts for r in next(iter(gains.values()), [])],
+            "tolerance": tolerance, "agendas": agendas,
+            "held": all(a["held"] for a in agendas.values()),
+            "note": "the searcher's single-seat gains are lower bounds of what a strong player "
+                    "gains against this field"}
+
+
+def format_gains(players: int, summary: dict) -> str:
+    """The audit of one table size in words and numbers (a Markdown table)."""
+    budgets = summary["budgets"]
+    head = " | ".join(f"gain at {k} rollouts" for k in budgets)
+    lines = [f"## {players} players against {summary['field']}", "",
+             f"| Agenda | seat-games | field | searcher ({budgets[0]} rollouts) | {head} | "
+             "departures | held |", "|---|---|---|---|" + "---|" * len(budgets) + "---|---|"]
+    for name, a in summary["agendas"].items():
+        rows = a["by_rollouts"]
+        first = rows[str(budgets[0])]
+        gains = " | ".join(
+            f"{100 * rows[str(k)]['gain']:+.1f} [{100 * rows[str(k)]['ci'][0]:+.1f}, "
+            f"{100 * rows[str(k)]['ci'][1]:+.1f}]" for k in budgets)
+        dep = first["departures"] / first["decisions"] if first["decisions"] else 0.0
+        lines.append(f"| {name} | {a['seat_games']:,} | {100 * a['field_rate']:.1f}% | "
+                     f"{100 * a['searcher_rate']:.1f}% | {gains} | {100 * dep:.0f}% of "
+                     f"{first['decisions']:,} | {'yes' if a['held'] else 'no'} |")
+    return "\n".join(lines)
