@@ -133,8 +133,9 @@ _ready_lock = threading.Lock()
 
 def compiled_once(build, compile_it: Callable[[], None]) -> None:
     """Run `compile_it` (which compiles `build`, or loads it from numba's disk cache) the first
-    time this process plays `build` (a `Build`, or a key naming one of its entry points), holding the cache folder's lock: numba's cache keeps every
-    build of an entry point in one index, and two processes adding different builds to it at
+    time this process plays `build` (a `Build`, or a key naming one of its entry points),
+    holding the cache folder's lock: numba's cache keeps every build of an entry point in one
+    index, and two processes adding different builds to it at
     once can both write the same data file (a wrong build loaded later). Another process
     compiling waits; one that finds the build cached loads it under the lock at once."""
     if build in _ready or numba.config.DISABLE_JIT:

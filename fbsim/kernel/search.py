@@ -727,8 +727,9 @@ def search_chunk(rules, P, by_agenda, seat_bot, seed, first_game, lo, hi, me, KN
 def scratch(R):
     """A chunk's buffers for `search_chunk` after its log arrays: the game's state row and
     three more (the game before the commitments, a sampled world, a rollout), the asset deck
-    and three more (a sampled one, a rollout's, the one seat me decides in), the agenda deck, the ledger, the log-likelihoods, the posterior, the
-    rivals, the candidates and their tallies."""
+    and three more (a sampled one, a rollout's, the one seat me decides in), the agenda deck,
+    the ledger, the log-likelihoods, the posterior, the rivals, the candidates and their
+    tallies."""
     W, deck, agenda_deck = E.scratch(R)
     return (W, np.zeros((3, W.shape[0]), dtype=np.int64),
             np.zeros((4, deck.shape[0]), dtype=np.int64), agenda_deck,

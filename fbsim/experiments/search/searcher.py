@@ -33,7 +33,7 @@ from fbsim.experiments.metrics.stats import paired_proportions
 from fbsim.experiments.run.runner import NoProgress
 from fbsim.experiments.search.equilibrium.seeds import seed_of
 from fbsim.game import layout as L
-from fbsim.kernel import Prepared, Records, chunk_size, columns
+from fbsim.kernel import Prepared, Records, columns
 from fbsim.kernel import search as KS
 from fbsim.kernel.build import compiled_once, in_spans
 from fbsim.lineup import Lineup
