@@ -123,6 +123,12 @@ def replay_cmd(
                                                          "instead of narrating.")] = False,
     events: Annotated[bool, typer.Option(
         "--events", help="With --json: include the full event log.")] = False,
+    searcher: Annotated[int | None, typer.Option(
+        help="This seat searches its commitments (fbsim exploit --oracle search) against "
+             "the lineup as its field: the narration shows, at each commitment, every "
+             "candidate's rollout wins and what it chose.", min=0, max=5)] = None,
+    rollouts: Annotated[int, typer.Option(
+        help="With --searcher: rollouts per candidate.", min=1, max=100_000)] = 64,
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
@@ -131,6 +137,26 @@ def replay_cmd(
     from fbsim.reference.narrate import narrate
 
     out = []
+    if searcher is not None:
+        from fbsim.experiments.search.searcher import Knobs, narrate_searched, replay_searched
+
+        if script is not None or seat or (players is not None and len(table_sizes(players))
+                                          != 1):
+            raise UsageError("--searcher: one table size, a lineup, no --script or --seat")
+        rules = _rules(rules_file, set_, None if players is None else table_sizes(players)[0],
+                       {})
+        if searcher >= rules.players:
+            raise UsageError(f"--searcher: a seat 0 to {rules.players - 1}, got {searcher}")
+        lu = parse_lineup(lineup, [], rules.players)
+        rep = replay_searched(rules, lu, Knobs(rollouts=rollouts), seed, game, searcher)
+        if as_json:
+            from fbsim.rules import rules_hash
+
+            typer.echo(json.dumps({"rules_hash": rules_hash(rules),
+                                   **rep.record.as_dict(events=events)}, indent=1))
+        else:
+            typer.echo(narrate_searched(rep, rules), nl=False)
+        return
     if script is not None:
         from fbsim.reference.script import load_script, play_script, prepare
 

@@ -222,3 +222,29 @@ def test_exploit_oracle_search_refuses_bad_input_in_one_line(capsys, tmp_path, e
     code, _, err = _run(capsys, "exploit", "--players", "4", "--out", out, "-q", *extra)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
     assert not out.exists()  # (nothing written by a refused run)
+
+
+# ---------------------------------------------------------------- fbsim replay --searcher
+@pytest.mark.parametrize("players,lineup,checked", CASES, ids=IDS)
+def test_a_searched_game_replayed_by_the_reference_engine_is_the_kernels(players, lineup,
+                                                                         checked):
+    from fbsim.experiments.search.searcher import replay_searched
+
+    rules, lu = load_rules(players=players), parse_lineup(lineup)
+    departed = 0
+    for game in range(6):
+        rep = replay_searched(rules, lu, SMALL, 13, game, game % players)  # (agrees, or raises)
+        departed += rep.games.departures()
+    assert departed > 0  # (the replays include commitments the field would not have made)
+
+
+def test_replay_searcher_narrates_every_candidate_and_the_choice(capsys):
+    code, out, err = _run(capsys, "replay", "--players", "4", "--lineup", FIELD4,
+                          "--searcher", "1", "--seed", "3", "--game", "2", "--rollouts", "16")
+    assert code == 0, err
+    assert out.count("Seat 1 searches its commitment: ") >= 2
+    assert "(the field's choice)" in out and "wins " in out
+    assert "keeps the field's choice" in out or "departs: plays" in out
+    assert "rivals' Agendas as it weighs them" in out
+    code, _, err = _run(capsys, "replay", "--players", "4", "--searcher", "4")
+    assert code == 2 and "--searcher" in err

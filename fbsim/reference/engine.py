@@ -581,13 +581,17 @@ def run(g: Game, policies: list, after=None) -> Game:
 
 
 def play_game(rules: Rules, lineup: Lineup | None = None, seed: int = 0, game_index: int = 0,
-              events: bool = False) -> GameRecord:
-    """Play one game with bots; `events=True` keeps the full event log on the record."""
+              events: bool = False, wrap=None) -> GameRecord:
+    """Play one game with bots; `events=True` keeps the full event log on the record.
+    `wrap(seat, policy)`: the policy seat plays instead of its bot's (e.g. the searcher's
+    logged commitments, `fbsim.experiments.search.searcher.replay_searched`)."""
     lineup = lineup or Lineup()
     n = rules.players
     R = rules_vector(rules, n)
     agendas = deal_agendas(R, seed, game_index)
     policies = [bind_policy(lineup.entry_for(s, agendas[s])) for s in range(n)]
+    if wrap is not None:
+        policies = [wrap(s, p) for s, p in enumerate(policies)]
     bots = [lineup.label_for(s, agendas[s]) for s in range(n)]  # the records' names
     g = setup(rules, agendas, shuffle_assets(R, seed, game_index), bots, seed, game_index,
               events)

@@ -316,3 +316,117 @@ def format_gains(players: int, summary: dict) -> str:
                      f"{100 * a['searcher_rate']:.1f}% | {gains} | {100 * dep:.0f}% of "
                      f"{first['decisions']:,} | {'yes' if a['held'] else 'no'} |")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- a searched game, replayed
+
+
+def _commit_text(c) -> str:
+    works, cool, burn, mc, mb = (int(x) for x in c)
+    masked = [f"{x} {what} masked" for x, what in ((mc, "COOL"), (mb, "BURN")) if x]
+    return f"{works} WORKS, {cool} COOL, {burn} BURN" + (f" ({', '.join(masked)})"
+                                                         if masked else "")
+
+
+class _LoggedCommits:
+    """A seat's policy whose commitments are the searcher's logged ones (its bot decides
+    everything else, and every round the searcher did not search)."""
+
+    def __init__(self, policy, decisions: np.ndarray):
+        self.policy = policy
+        self.decisions = decisions
+
+    def commit(self, R, V, seed, game):
+        r = int(V[L.V_ROUND])
+        d = self.decisions[r - 1]
+        field = self.policy.commit(R, V, seed, game)
+        if d[KS.D_SEARCHED] != 1:
+            return field
+        return tuple(int(x) for x in d[KS.D_COMMIT:KS.D_COMMIT + 5])
+
+    def __getattr__(self, name):
+        return getattr(self.policy, name)
+
+
+@dataclass
+class ReplayedSearch:
+    """One game with a searching seat: its reference record (`fbsim.reference`), and the
+    searcher's log for it (`SearchedGames` of one game)."""
+
+    record: object
+    games: SearchedGames
+
+
+def replay_searched(rules: Rules, field: Lineup, knobs: Knobs, seed: int, game: int,
+                    seat: int, belief_seed: int = 0) -> ReplayedSearch:
+    """Game `game` of `seed` with seat `seat` searching: played by the kernel (its decisions
+    and every candidate's rollout tallies), then replayed by the reference engine with that
+    seat's commitments as the searcher made them, every other decision by the bots; the two
+    records must agree field by field (else an error naming the field)."""
+    from fbsim.errors import FbsimError
+    from fbsim.kernel.lockstep import record_difference
+    from fbsim.reference.engine import play_game
+
+    s = Searcher(rules, field, knobs, belief_seed=belief_seed)
+    g = s.play(seed, game, 1, seat, full_log=True, threads=1)
+    rec = play_game(rules, field, seed, game, events=True,
+                    wrap=lambda t, p: _LoggedCommits(p, g.decisions[0]) if t == seat else p)
+    diff = record_difference(rec, g.columns, 0, field)
+    if diff:
+        raise FbsimError(f"game {game} (seed {seed}) with seat {seat} searching: the reference "
+                         f"engine and the kernel disagree ({diff})")
+    return ReplayedSearch(rec, g)
+
+
+def search_lines(g: SearchedGames, r: int, players: int) -> list[str]:
+    """What the searcher weighed at its commitment of round r (the narration's lines)."""
+    d = g.decisions[0, r - 1]
+    if d[KS.D_SEARCHED] != 1:
+        return []
+    k = int(d[KS.D_ROLLOUTS])
+    cands = g.candidates[0, r - 1, : int(d[KS.D_CANDIDATES])]
+    seat = g.seat
+    lines = [f"  Seat {seat} searches its commitment: {len(cands)} candidates x {k} rollouts "
+             "from worlds it samples from its own view"]
+    post = g.posterior[0, r - 1]
+    guess = [f"seat {s}: " + "/".join(f"{n[:3]} {post[s, a] / 100:.0f}%"
+                                      for a, n in enumerate(L.AGENDA_NAMES))
+             for s in range(players) if s != seat and post[s].max() < 10000]
+    if guess:
+        lines.append("    rivals' Agendas as it weighs them: " + "; ".join(guess))
+    order = sorted(range(len(cands)), key=lambda c: (-cands[c, KS.C_WINS], c))
+    for c in order[:6]:
+        row = cands[c]
+        diff = row[KS.C_DIFF] / k
+        var = (row[KS.C_DIFF2] - k * diff * diff) / (k - 1) if k > 1 else 0.0
+        se = math.sqrt(max(var, 0.0) / k)
+        what = "the field's choice" if c == 0 else f"{100 * diff:+.1f} [se {100 * se:.1f}]"
+        lines.append(f"    {_commit_text(row[KS.C_COMMIT:KS.C_COMMIT + 5])}: wins "
+                     f"{row[KS.C_WINS]}/{k} ({what})")
+    if len(cands) > 6:
+        lines.append(f"    ... and {len(cands) - 6} more candidates")
+    chosen = int(d[KS.D_CHOSEN])
+    z = d[KS.D_Z] / 1000
+    if chosen == 0:
+        lines.append(f"    keeps the field's choice (the best's paired z {z:.2f} is not "
+                     "above the margin)")
+    else:
+        lines.append(f"    departs: plays {_commit_text(d[KS.D_COMMIT:KS.D_COMMIT + 5])} "
+                     f"(paired z {z:.2f} over the field's choice)")
+    return lines
+
+
+def narrate_searched(replayed: ReplayedSearch, rules: Rules) -> str:
+    """The reference engine's narration of the game with, at each round's commitments, what
+    the searcher weighed and chose."""
+    from fbsim.reference.narrate import narrate
+
+    text = narrate(replayed.record, rules, None)
+    out, r = [], 0
+    for line in text.splitlines():
+        if line.startswith("Round "):
+            r = int(line.split()[1])
+        if line == "  Reveal and resolve:" and r:
+            out += search_lines(replayed.games, r, rules.players)
+        out.append(line)
+    return "\n".join(out) + "\n"
