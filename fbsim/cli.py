@@ -880,6 +880,14 @@ def equilibrium_cmd(
                      ] = False,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the summary (the shape of OUT/summary.json) as JSON.")] = False,
+    searcher_games: Annotated[str, typer.Option(
+        help="seat: the answer's audit by the searcher too (an oracle out of the planner "
+             "family, `fbsim exploit --oracle search`): seat-games per Agenda, 0 for none. "
+             "Its gains go beside the family's, and a field it beats is not converged.")
+                              ] = "3000",
+    searcher_rollouts: Annotated[int, typer.Option(
+        help="seat: the searcher's rollouts per candidate (its audit also runs 4x).",
+        min=1, max=100_000)] = 64,
     quiet: QuietOpt = False,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
@@ -889,6 +897,12 @@ def equilibrium_cmd(
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import check_output_folder
+    from fbsim.experiments.search.searcher import Knobs
+
+    searcher_games = (0 if searcher_games.strip() == "0"
+                      else games_count(searcher_games, "--searcher-games"))
+    if 0 < searcher_games < 10:
+        raise UsageError(f"--searcher-games: 0 (none) or at least 10, got {searcher_games}")
     from fbsim.experiments.search.equilibrium import (
         DRAWS,
         Budget,
@@ -938,11 +952,15 @@ def equilibrium_cmd(
     echo = None if as_json or quiet else (lambda m: typer.echo(m, err=True))
     folder_ok(out, "--out")
     check_output_folder(out, "--out", ("equilibrium",))
+    if draw != "seat" and searcher_games:
+        searcher_games = 0  # (the searcher deviates alone: the team game has no such audit)
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
                               rules=None if rules_file is None else str(rules_file), sets=sets,
                               client=client, progress=_progress(quiet or as_json), echo=echo,
-                              force=force, draw=draw, start_from=start_from)
+                              force=force, draw=draw, start_from=start_from,
+                              searcher_games=searcher_games,
+                              searcher_knobs=Knobs(rollouts=searcher_rollouts))
     if as_json:
         typer.echo(json.dumps({"players": {str(n): doc["players"][str(n)] for n in sizes}},
                               indent=1, sort_keys=True))

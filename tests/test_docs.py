@@ -26,7 +26,7 @@ EQUILIBRIUM = {"--iterations": "1", "--meta-games": "100", "--meta-steps": "1",
                "--generations": "1", "--population": "2", "--screen-games": "100",
                "--search-games": "100", "--select-games": "100", "--starts": "1",
                "--audit-starts": "1", "--confirm-games": "200", "--audit-games": "200",
-               "--audits": "0", "--cell-games": "100"}
+               "--audits": "0", "--cell-games": "100", "--searcher-games": "0"}
 QUIET = {"sweep", "simulate", "report", "equilibrium", "exploit", "experiment", "tune"}
 
 
@@ -138,7 +138,8 @@ def small(argv: list[str], tmp: Path) -> list[str]:
                 put(flag, value)
     elif cmd == "exploit":
         for flag, value in (("--budget", "4000"), ("--generations", "1"),
-                            ("--population", "2"), ("--confirm-games", GAMES)):
+                            ("--population", "2"), ("--confirm-games", GAMES),
+                            ("--seat-games", "20"), ("--rollouts", "2")):
             put(flag, value)
     elif cmd not in ("rules", "bots", "replay", "plot"):
         pytest.fail(f"no small form of a documented command: {shlex.join(argv)}")

@@ -260,7 +260,7 @@ def test_every_part_of_a_search_has_its_own_seed():
 SMALL = ["--meta-games", "150", "--meta-steps", "1", "--generations", "1", "--population",
          "3", "--screen-games", "100", "--search-games", "100", "--select-games", "150",
          "--starts", "1", "--audit-starts", "1", "--confirm-games", "300", "--audit-games",
-         "300", "--audits", "1", "-q"]
+         "300", "--audits", "1", "--searcher-games", "0", "-q"]
 
 
 def test_the_single_seat_search_writes_its_field_and_summary_and_resumes(capsys, tmp_path):
@@ -438,3 +438,31 @@ def test_the_oracles_whole_planner_space_rounds_what_the_team_search_rounds():
     assert [d.name for d in dims] == [p.name for p in PARAMS]
     assert all((d.lo, d.hi) == (p.lo, p.hi) for d, p in zip(dims, PARAMS, strict=True))
     assert {d.name for d in team.DIMS if d.integer} == oracle.INTEGER
+
+
+def test_the_answer_is_audited_by_the_searcher_and_not_converged_when_it_gains(capsys,
+                                                                               tmp_path):
+    """The searcher's gains (out of the planner family) stand beside the family's in
+    summary.json, summary.md and the field file; a field it beats by more than the
+    tolerance is not converged, whatever the family's own audit says."""
+    out = tmp_path / "eq"
+    small = list(SMALL)
+    small[small.index("--searcher-games") + 1] = "40"  # (seat-games per Agenda)
+    code, stdout, err = run(capsys, "equilibrium", "--players", "3", "--out", out, "--json",
+                            "--iterations", "1", "--searcher-rollouts", "4", *small)
+    assert code == 0, err
+    s = json.loads(stdout)["players"]["3"]
+    audit = s["searcher_audit"]
+    assert audit["budgets"] == [4, 16] and audit["seat_games"] == 40
+    held = True
+    for a in s["agendas"].values():
+        lo, hi = a["search_gain_ci"]
+        assert lo <= a["search_gain"] <= hi
+        assert set(a["search_gain_by_rollouts"]) == {"4", "16"}
+        assert a["search_held"] == all(r["ci"][1] <= s["tolerance"]
+                                       for r in a["search_gain_by_rollouts"].values())
+        held &= a["search_held"]
+    assert audit["held"] == held
+    if not held:
+        assert not s["converged"] and "the searcher" in (out / "p3.toml").read_text()
+    assert "the searcher's gain" in (out / "summary.md").read_text()

@@ -34,11 +34,14 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
                     budget: Budget | TeamBudget | None = None, rules: str | None = None,
                     sets: dict | None = None, client=None, progress=None, echo=None,
                     force: bool = False, draw: str = "seat",
-                    start_from: str | Path | None = None) -> dict:
+                    start_from: str | Path | None = None, searcher_games: int = 0,
+                    searcher_knobs=None) -> dict:
     """Search every table size of the game `draw` names; write OUT/pN.toml per size,
     OUT/summary.json (merged with the sizes already there) and OUT/summary.md. Returns
     {"players": {n: summary}}. `start_from`: a finished single-seat search's folder to warm
-    start each table size from (`trainer.warm_start`)."""
+    start each table size from (`trainer.warm_start`). `searcher_games` (seat-games per
+    Agenda, 0: none): the field's audit by the searcher too (`searcher_audit`), whose gains
+    go beside the planner family's and count in `converged`."""
     if draw not in DRAWS:
         raise UsageError(f"--draw: one of {', '.join(DRAWS)}, got {draw!r}")
     if start_from is not None and draw != "seat":
@@ -57,6 +60,8 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
         began = time.monotonic()
         s.run()
         result = seat_summary.summary(s)
+        if searcher_games:
+            searcher_audit(s, result, searcher_games, searcher_knobs, progress, echo)
         if echo:  # (the time is not kept: the summaries are the same bytes on any machine)
             echo(f"  {n} players: {result['iterations']} iterations, "
                  f"{result['games']:,} games; this run took {time.monotonic() - began:.0f} s")
@@ -65,6 +70,35 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
         doc = publish(out, n, result)
         seat_summary.write_summary_md(out, doc)
     return doc
+
+
+def searcher_audit(s: SeatSearch, result: dict, seat_games: int, knobs, progress, echo) -> None:
+    """The out-of-family audit of the answer's field: the searcher's single-seat gain per
+    Agenda at two budgets (`fbsim.experiments.search.searcher.search_gains`, on a seed of
+    its own), written beside the planner family's gains (`search_gain`, `search_gain_ci`,
+    `search_gain_by_rollouts`); the field is converged only if it holds against both."""
+    from fbsim.experiments.search.equilibrium.seeds import seed_of
+    from fbsim.experiments.search.searcher import Knobs, gains_summary, search_gains
+    knobs = knobs or Knobs()
+    field = s.field(s.state.iterations[result["field_iteration"]].mixture)
+    seed = seed_of(s.seed, s.players, "audit-searcher")
+    gains = search_gains(s.rules, field, seed, seat_games=seat_games, knobs=knobs,
+                         progress=progress)
+    audit = gains_summary(gains, knobs, seed, "the answer's field", seat_games,
+                          s.budget.tolerance)
+    for a, g in audit["agendas"].items():
+        result["agendas"][a].update({"search_gain": g["search_gain"],
+                                     "search_gain_ci": g["search_gain_ci"],
+                                     "search_gain_by_rollouts": g["by_rollouts"],
+                                     "search_held": g["held"]})
+    result["searcher_audit"] = {k: audit[k] for k in ("seed", "seat_games", "knobs",
+                                                      "budgets", "held")}
+    result["converged"] = bool(result["converged"] and audit["held"])
+    if echo:
+        echo(f"  {s.players} players: the searcher's audit: " + ", ".join(
+            f"{a} {100 * g['search_gain']:+.1f} [{100 * g['search_gain_ci'][0]:+.1f}, "
+            f"{100 * g['search_gain_ci'][1]:+.1f}]" for a, g in audit["agendas"].items())
+             + (" (holds)" if audit["held"] else " (does not hold: not converged)"))
 
 
 def format_summary(players: int, s: dict) -> str:

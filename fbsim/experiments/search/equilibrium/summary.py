@@ -70,9 +70,15 @@ def gain(value: float | None, ci: list | None) -> str:
 
 
 def status(s: dict) -> str:
+    searched = s.get("searcher_audit")
     if s["converged"]:
         return (f"converged: every single-seat gain <= {100 * s['tolerance']:.0f} points "
-                "(upper end of its 95% interval), by the search and an audit on fresh seeds")
+                "(upper end of its 95% interval), by the search and an audit on fresh seeds"
+                + (" and by the searcher (out of the family)" if searched else ""))
+    if searched and not searched["held"]:
+        return (f"not converged: the searcher (out of the planner family) gains more than "
+                f"{100 * s['tolerance']:.0f} points against the field of iteration "
+                f"{s['field_iteration']}, an equilibrium of the planner family at most")
     return (f"not converged: the least exploitable field found (iteration "
             f"{s['field_iteration']}), an approximate equilibrium")
 
@@ -81,6 +87,13 @@ def deal_text(r: dict) -> str:
     """A player's chance (and the Agenda's win rate) by how many seats hold the Agenda."""
     return ", ".join(f"{k} dealt {pc(v['player_win_rate'])} (Agenda {pc(v['win_rate'])})"
                      for k, v in sorted(r["by_deal"].items(), key=lambda x: int(x[0])))
+
+
+def searcher_text(r: dict) -> str:
+    """The searcher's gain (an out-of-family oracle), where the field was audited by it."""
+    if r.get("search_gain") is None:
+        return ""
+    return f", the searcher {gain(r['search_gain'], r['search_gain_ci'])}"
 
 
 def field_file_text(search: SeatSearch, s: dict) -> str:
@@ -94,7 +107,8 @@ def field_file_text(search: SeatSearch, s: dict) -> str:
                      f"by the deal: {deal_text(r)}); the Agenda wins {pc(r['win_rate'])}; "
                      "single-seat deviation gain "
                      f"{gain(r['seat_deviation_gain'], r['seat_gain_ci'])}, "
-                     f"team {gain(r['team_deviation_gain'], r['team_gain_ci'])} points")
+                     f"team {gain(r['team_deviation_gain'], r['team_gain_ci'])} points"
+                     + searcher_text(r))
     lines += ["", "Deviation gains are the largest a search found: lower bounds of what "
               "exists.", "Each seat draws one planner of its Agenda's mixture with these "
               "weights, every game.", "Play it: fbsim simulate --lineup THIS_FILE --players "
@@ -113,10 +127,13 @@ def write_summary_md(out, doc: dict):
              "the Agenda (fair: 1/players of the games somebody wins); the Agenda's win rate "
              "counts a win by any of its seats. Deviation gains are paired on the same games, "
              "95% intervals in brackets, and are lower bounds: a search finds what it "
-             "finds.", "",
+             "finds. The searcher's gain (where audited: `fbsim equilibrium "
+             "--searcher-games`) is an oracle out of the planner family: one seat searching "
+             "its commitments by rollouts from its own view.", "",
              "| players | Agenda | a player's chance | fair | by the deal: k dealt, a "
-             "player's chance (the Agenda's) | Agenda wins | single-seat gain | team gain |",
-             "|---|---|---|---|---|---|---|---|"]
+             "player's chance (the Agenda's) | Agenda wins | single-seat gain | team gain | "
+             "the searcher's gain |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for n, s in doc["players"].items():
         if s.get("draw") != DRAW:
             continue
@@ -126,7 +143,8 @@ def write_summary_md(out, doc: dict):
                          f"{pc(r['player_fair'])} | {deal_text(r)} | "
                          f"{interval(r, 'win_rate', 'ci')} | "
                          f"{gain(r['seat_deviation_gain'], r['seat_gain_ci'])} | "
-                         f"{gain(r['team_deviation_gain'], r['team_gain_ci'])} |")
+                         f"{gain(r['team_deviation_gain'], r['team_gain_ci'])} | "
+                         f"{gain(r.get('search_gain'), r.get('search_gain_ci'))} |")
     lines += ["", "| players | iterations | field of iteration | audited | games | converged "
               "| collapse | everyone loses |", "|---|---|---|---|---|---|---|---|"]
     for n, s in doc["players"].items():
@@ -151,7 +169,8 @@ def format_summary(players: int, s: dict) -> str:
         lines.append(f"  {a:<16} a player wins {interval(r, 'player_win_rate', 'player_win_ci')}"
                      f" (fair {pc(r['player_fair'])}); the Agenda {pc(r['win_rate'])}; "
                      f"single-seat gain {gain(r['seat_deviation_gain'], r['seat_gain_ci'])}, "
-                     f"team {gain(r['team_deviation_gain'], r['team_gain_ci'])} points")
+                     f"team {gain(r['team_deviation_gain'], r['team_gain_ci'])} points"
+                     + searcher_text(r))
         lines.append(f"  {'':<16} by the deal: {deal_text(r)}")
     lines.append(f"  collapse {interval(s['collapse'], 'rate', 'ci')}; everyone loses "
                  f"{interval(s['everyone_loses'], 'rate', 'ci')}")
