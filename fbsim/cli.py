@@ -6,6 +6,7 @@ import functools
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -775,6 +776,7 @@ def _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_fil
         for n, rules, lu, name in plan:
             if not as_json:
                 typer.echo(f"== {n} players: the searcher against {name}", err=True)
+            began = time.monotonic()
             gains = search_gains(rules, lu, seed, seat_games=seat_games, knobs=knobs,
                                  agendas=agendas, threads=threads,
                                  progress=_progress(quiet or as_json))
@@ -792,8 +794,10 @@ def _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_fil
             tmp = out / "search" / f"summary.{os.getpid()}.tmp"
             tmp.write_text("\n".join(text))
             os.replace(tmp, out / "search" / "summary.md")
-            if not as_json:
+            if not as_json:  # (the time is not kept: the same bytes on any machine)
                 typer.echo(format_gains(n, summary))
+                typer.echo(f"  {n} players: this run took {time.monotonic() - began:.0f} s",
+                           err=True)
     if as_json:
         typer.echo(json.dumps({str(n): d for n, d in docs.items()}, indent=1))
     else:
