@@ -411,8 +411,10 @@ def search_lines(g: SearchedGames, r: int, players: int) -> list[str]:
         lines.append(f"    keeps the field's choice (the best's paired z {z:.2f} is not "
                      "above the margin)")
     else:
+        why = ("no rollout favours the field's choice" if z >= 1e6
+               else f"paired z {z:.2f} over the field's choice")
         lines.append(f"    departs: plays {_commit_text(d[KS.D_COMMIT:KS.D_COMMIT + 5])} "
-                     f"(paired z {z:.2f} over the field's choice)")
+                     f"({why})")
     return lines
 
 
