@@ -20,6 +20,8 @@ gives each Agenda its own parameters):
   cooling assets, income assets, heat assets, whatever pushes the Dial towards `aim`, or
   Bunkers, up to round `buy_until`; besides, income assets while `payback` world turns remain;
   always keeping `reserve` Capital;
+- **the last round** (`last_aim`): steers the final Dial (no world turn follows, R-E1) to
+  `last_aim` with every Agent it has, no tolerance: the band its Agenda scores in (R-X1);
 - **Accusations** (`accuse`, `accuse_min`, `cornered`): points at the most open burner, the
   most open cooler, by the way the Dial runs, or at the rival that public evidence names the
   likeliest Accelerationist (`fbsim.policies.beliefs`) when its score reaches `accuse_min`;
@@ -85,6 +87,8 @@ PARAMS = (
     Param("accuse_min", 0.0, "with accuse 4: the least evidence score it points on", -50, 50),
     Param("cornered", 1.0, "0 pay, 1 reveal, 2 reveal when the Accelerationist's pay is "
           "worth it", 0, 2),
+    Param("last_aim", 0.0, "last round: the final Dial it steers to with every Agent it has "
+          "(below 300: off)", 0, 650),
 )
 
 P_AIM = param_index(PARAMS, "aim")
@@ -105,6 +109,8 @@ P_RESERVE = param_index(PARAMS, "reserve")
 P_ACCUSE = param_index(PARAMS, "accuse")
 P_ACCUSE_MIN = param_index(PARAMS, "accuse_min")
 P_CORNERED = param_index(PARAMS, "cornered")
+P_LAST_AIM = param_index(PARAMS, "last_aim")
+LAST_AIM_OFF = 300.0  # `last_aim` below this: off
 
 # what `buy` buys
 BUY_NOTHING = 0
@@ -146,17 +152,24 @@ def plan_commit(R, V, P, o):
     most = steering_chips(R, V, P, o)
     burn = clamp(int(P[o + P_BURN_FLOOR]), 0, agents)
     cool = 0
+    aim = P[o + P_AIM]
+    tolerance = P[o + P_TOLERANCE]
+    futile = P[o + P_FUTILE] > 0.5
+    if P[o + P_LAST_AIM] >= LAST_AIM_OFF and V[L.V_ROUND] >= shape.rounds(R):
+        aim = P[o + P_LAST_AIM]  # the last round: every Agent towards the final Dial
+        tolerance = 0.0
+        most = agents
+        futile = False
     if pushing(R, V, P, o):
         burn = agents
     else:
-        g = projection(R, V) - P[o + P_AIM]  # positive: too hot
-        futile = P[o + P_FUTILE] > 0.5
-        if g > P[o + P_TOLERANCE] and R[L.R_COOL_PPM] > 0:
+        g = projection(R, V) - aim  # positive: too hot
+        if g > tolerance and R[L.R_COOL_PPM] > 0:
             want = ceil_div_pos(g, R[L.R_COOL_PPM] * left)
             if futile and want > most:
                 want = 0
             cool = clamp(want, 0, most)
-        elif g < -P[o + P_TOLERANCE] and R[L.R_BURN_PPM] > 0:
+        elif g < -tolerance and R[L.R_BURN_PPM] > 0:
             want = ceil_div_pos(-g, R[L.R_BURN_PPM] * left)
             if futile and want > most:
                 want = 0
