@@ -621,3 +621,28 @@ def test_a_team_search_killed_mid_sweep_and_resumed_counts_every_game_once(capsy
     assert json.loads(resumed) == json.loads(whole)
     a, b = (json.loads((tmp_path / x / "p3" / "state.json").read_text()) for x in "ab")
     assert a["games"] == b["games"] > 0
+
+
+def test_r_e1_the_planners_last_aim_steers_the_final_dial_with_every_agent():
+    """`last_aim`: in the last round (no world turn follows, R-E1) the planner commits every
+    Agent towards that final Dial. A table of planners that otherwise hold still ends far
+    hotter with a hot last aim and far cooler with a cool one; games that end before the last
+    round are the same games."""
+    rules = load_rules(players=4)
+    still = {"aim": 529.5, "tolerance": 100, "chips": 0, "mask_burns": 0}
+
+    def dials(**extra):
+        lu = Lineup({a: Entry.make("planner", {**still, **extra}) for a in GL.AGENDA_NAMES})
+        cols = simulate(rules, lu, seed=3, n_games=400)
+        return np.asarray(cols["final_dial"]), np.asarray(cols["rounds_played"])
+
+    off, rounds = dials()
+    hot, _ = dials(last_aim=650)
+    cool, _ = dials(last_aim=300)
+    last = rounds == rules.rounds
+    assert last.sum() > 100
+    assert np.array_equal(off[~last], hot[~last]) and np.array_equal(off[~last], cool[~last])
+    assert (hot[last] >= off[last]).all() and (cool[last] <= off[last]).all()
+    assert hot[last].mean() > off[last].mean() + 30 > cool[last].mean() + 60
+    below, _ = dials(last_aim=299.9)  # (below 300: off)
+    assert np.array_equal(below, off)
