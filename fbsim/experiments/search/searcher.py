@@ -24,7 +24,7 @@ the paired score interval (`paired_proportions`).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -82,7 +82,7 @@ class Knobs:
         return K
 
     def with_rollouts(self, rollouts: int) -> Knobs:
-        return Knobs(rollouts, self.step, self.masked, self.margin, self.beliefs)
+        return replace(self, rollouts=rollouts)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -110,8 +110,16 @@ class SearchedGames:
         return int(((d[:, :, KS.D_SEARCHED] == 1) & (d[:, :, KS.D_CHOSEN] != 0)).sum())
 
 
-def _buffers(R) -> tuple:
-    return KS.scratch(R)
+def _run_chunk(p: Prepared, seed, first_game, lo, hi, me, K, BL, COUNTS, arrays, logs) -> None:
+    """`search_chunk` on games lo .. hi - 1 of the block (its own scratch buffers), compiled
+    (or loaded) once per process under the cache's lock first."""
+    def run(lo_, hi_):
+        KS.search_chunk(p.R, p.P, p.by_agenda, p.seat_bot, np.int64(seed),
+                        np.int64(first_game), lo_, hi_, np.int64(me), K, BL, COUNTS, *arrays,
+                        *logs, np.zeros(1, dtype=np.int64), *KS.scratch(p.R), p.build.token)
+
+    compiled_once(("search", p.build), lambda: run(0, 0))
+    run(lo, hi)
 
 
 class Searcher:
@@ -125,12 +133,6 @@ class Searcher:
         self.rules = rules
         self.beliefs = (belief_table(self.prepared, belief_seed) if self.knobs.beliefs
                         else np.zeros((1, 1)))
-
-    def _chunk(self, seed, first_game, lo, hi, me, K, BL, COUNTS, arrays, logs):
-        p = self.prepared
-        KS.search_chunk(p.R, p.P, p.by_agenda, p.seat_bot, np.int64(seed), np.int64(first_game),
-                        lo, hi, np.int64(me), K, BL, COUNTS, *arrays, *logs,
-                        np.zeros(1, dtype=np.int64), *_buffers(p.R), p.build.token)
 
     def play(self, seed: int, first_game: int, n_games: int, seat: int,
              agendas: int = 0b111, full_log: bool = False, threads: int | None = None,
@@ -148,13 +150,11 @@ class Searcher:
         arrays = out.arrays(n_games)
         logs = KS.log_arrays(n_games, full_log)
         COUNTS = np.zeros((1, 1))
-        compiled_once(("search", self.prepared.build),
-                      lambda: self._chunk(seed, first_game, 0, 0, seat, K, self.beliefs,
-                                          COUNTS, arrays, logs))
 
         def span(lo: int, hi: int) -> None:
             # (each span its own buffers; the logs are written by row)
-            self._chunk(seed, first_game, lo, hi, seat, K, self.beliefs, COUNTS, arrays, logs)
+            _run_chunk(self.prepared, seed, first_game, lo, hi, seat, K, self.beliefs, COUNTS,
+                       arrays, logs)
 
         in_spans(span, n_games, chunk or max(1, min(64, -(-n_games // 8))), threads)()
         cols = columns(self.rules, arrays, first_game, n_games)
@@ -171,12 +171,8 @@ def belief_table(prepared: Prepared, seed: int, games: int = CALIBRATION_GAMES) 
     out = Records(games)
     arrays = out.arrays(games)
     logs = KS.log_arrays(games, False)
-    K = Knobs().vector(0)
-    p = prepared
-    compiled_once(("search", p.build), lambda: None)
-    KS.search_chunk(p.R, p.P, p.by_agenda, p.seat_bot, np.int64(seed), np.int64(0), 0, games,
-                    np.int64(-1), K, np.zeros((1, 1)), COUNTS, *arrays, *logs,
-                    np.zeros(1, dtype=np.int64), *_buffers(p.R), p.build.token)
+    _run_chunk(prepared, seed, 0, 0, games, -1, Knobs().vector(0), np.zeros((1, 1)), COUNTS,
+               arrays, logs)
     table = np.zeros_like(COUNTS)
     for lo, hi in KS.FEATURE_GROUPS:
         c = COUNTS[:, lo:hi] + 1.0
