@@ -248,10 +248,10 @@ def test_a_fast_builds_games_step_through_as_plain_python_with_the_same_records(
     assert all(label.startswith("fast ") and " for " in label for label, _ in plain["games"])
 
 
-def test_a_build_is_compiled_under_the_cache_folders_lock_once_per_process(monkeypatch):
-    """numba's cache keeps every build of an entry point in one index, which two processes
-    adding different builds at once could corrupt: a process compiles (or loads) each build
-    the first time it plays it holding the cache folder's lock, and only then."""
+def test_a_build_is_compiled_under_its_own_lock_once_per_process(monkeypatch):
+    """A process compiles (or loads) each build the first time it plays it holding that
+    build's lock file, and only then: another process about to compile the same build waits,
+    one compiling another build does not."""
     from fbsim.kernel import build as B
     from fbsim.kernel import simulate
     from fbsim.rules import load_rules
@@ -272,9 +272,39 @@ def test_a_build_is_compiled_under_the_cache_folders_lock_once_per_process(monke
     monkeypatch.setattr(B, "_ready", set())
     rules = load_rules(players=3)
     first = simulate(rules, n_games=20, seed=4)
-    assert len(taken) == 1 and taken[0].endswith("fbsim-compile.lock")
+    assert len(taken) == 1 and "fbsim-compile-" in taken[0]
     again = simulate(rules, n_games=20, seed=4)
     assert len(taken) == 1  # the same build: played at once
     simulate(rules, n_games=20, seed=4, checked=True)
-    assert len(taken) == 2  # another build: compiled (or loaded) under the lock
+    assert len(taken) == 2 and taken[1] != taken[0]  # another build: a lock of its own
     assert all(np.array_equal(first[k], again[k]) for k in first)
+
+
+ADD_VERSIONS = """
+import sys
+from numba.core.caching import IndexDataCacheFile
+import fbsim.kernel.cachelock  # noqa: F401 (the lock, as fbsim installs it)
+folder, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+f = IndexDataCacheFile(folder, "entry-1.py311", "stamp")
+for i in range(count):
+    f.save((worker, i), ("data", worker, i))
+"""
+
+
+def test_two_processes_adding_versions_of_one_function_lose_none(tmp_path):
+    """kernel.cachelock: numba's cache index is read, extended and written under a lock, so
+    two processes adding different versions of one function at once (two builds compiled in
+    parallel) keep every version, each naming its own data."""
+    import subprocess
+    import sys
+
+    from numba.core.caching import IndexDataCacheFile
+
+    count = 150
+    procs = [subprocess.Popen([sys.executable, "-c", ADD_VERSIONS, str(tmp_path), str(w),
+                               str(count)]) for w in (0, 1)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    f = IndexDataCacheFile(str(tmp_path), "entry-1.py311", "stamp")
+    for w in (0, 1):
+        for i in range(count):
+            assert f.load((w, i)) == ("data", w, i)

@@ -14,7 +14,10 @@ from numba import njit
 from numba.extending import register_jitable
 
 from fbsim.game import layout as L
-from fbsim.kernel import llvm  # noqa: F401  (how LLVM optimises fbsim's code, before any compile)
+
+# before any compile: numba's cache index written under a lock (`kernel.cachelock`), and how
+# LLVM optimises fbsim's code (`kernel.llvm`)
+from fbsim.kernel import cachelock, llvm  # noqa: F401
 
 # _nrt=False: shared functions never allocate, so numba need not count references to the
 # arrays they are passed.

@@ -18,6 +18,7 @@ takes the GIL); every game's record depends only on (rules, lineup, seed, game i
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Callable
@@ -134,20 +135,27 @@ _ready_lock = threading.Lock()
 def compiled_once(build, compile_it: Callable[[], None]) -> None:
     """Run `compile_it` (which compiles `build`, or loads it from numba's disk cache) the first
     time this process plays `build` (a `Build`, or a key naming one of its entry points),
-    holding the cache folder's lock: numba's cache keeps every build of an entry point in one
-    index, and two processes adding different builds to it at
-    once can both write the same data file (a wrong build loaded later). Another process
-    compiling waits; one that finds the build cached loads it under the lock at once."""
+    holding the build's own lock file in the cache folder: another process about to compile
+    the same build waits and then loads it (no build is compiled twice), while different
+    builds compile in parallel (numba's index files are updated under a lock of their own,
+    `fbsim.kernel.cachelock`)."""
     if build in _ready or numba.config.DISABLE_JIT:
         return
     with _ready_lock:
         if build in _ready:
             return
-        lock = Path(os.environ.get("NUMBA_CACHE_DIR") or ".") / "fbsim-compile.lock"
+        lock = compile_lock_path(build)
         lock.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(lock), thread_local=False):
             compile_it()
         _ready.add(build)
+
+
+def compile_lock_path(build) -> Path:
+    """The lock file `compiled_once` holds while it compiles or loads `build`: one per build,
+    named by a digest of what the build is."""
+    digest = hashlib.sha256(repr(build).encode()).hexdigest()[:16]
+    return Path(os.environ.get("NUMBA_CACHE_DIR") or ".") / f"fbsim-compile-{digest}.lock"
 
 
 @cache

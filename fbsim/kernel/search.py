@@ -100,6 +100,8 @@ D_BEST_WINS = DECISION.take("best_wins")
 D_Z = DECISION.take("z_milli")  # the best's paired z against the field's choice, x1000
 D_COMMIT = DECISION.take("commit", 5)  # what was played: works, cool, burn, masked cool, burn
 D_LEDGER = DECISION.take("ledger")  # seats whose Capital the ledger missed at the round's end
+D_DIAL = DECISION.take("dial")  # the Dial as it decided (R-I1)
+D_CAPITAL = DECISION.take("capital")  # its own Capital as it decided (R-I2)
 D_SIZE = DECISION.size
 # LOGC[game, round - 1, candidate, C_*]: each candidate (candidate 0: the field's choice)
 CANDIDATE = L.Fields()
@@ -613,6 +615,8 @@ def search_commit(R, P, W, B, D, PUB, LL, POST, RIVALS, CAND, ACC, n, me, r, see
     E.set_commit(W, me, CAND[chosen, 0], CAND[chosen, 1], CAND[chosen, 2], CAND[chosen, 3],
                  CAND[chosen, 4])
     LD[D_SEARCHED] = 1
+    LD[D_DIAL] = PRE[L.V_DIAL]
+    LD[D_CAPITAL] = PRE[L.V_MY_CAPITAL + me]
     LD[D_CHOSEN] = chosen
     LD[D_CANDIDATES] = nc
     LD[D_ROLLOUTS] = K
