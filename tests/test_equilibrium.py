@@ -646,3 +646,30 @@ def test_r_e1_the_planners_last_aim_steers_the_final_dial_with_every_agent():
     assert hot[last].mean() > off[last].mean() + 30 > cool[last].mean() + 60
     below, _ = dials(last_aim=299.9)  # (below 300: off)
     assert np.array_equal(below, off)
+
+
+def test_the_planners_steer_from_holds_its_steering_and_its_collapse_plan_until_that_round():
+    """`steer_from`: before that round the planner neither steers nor pushes its Collapse plan
+    (a quiet opening). Planners that cool hard towards a low aim end cooler the sooner they
+    start; from round 1 (the default) they play the games they play without it; a Collapse
+    plan held back to the last rounds reaches Collapse less often."""
+    rules = load_rules(players=4)
+    cooling = {"aim": 300, "tolerance": 0, "chips": 3, "futile": 0, "mask_burns": 0}
+
+    def play(strategy):
+        lu = Lineup({a: Entry.make("planner", strategy) for a in GL.AGENDA_NAMES})
+        return simulate(rules, lu, seed=5, n_games=400)
+
+    def mean_dial(**extra):
+        return float(np.mean(play({**cooling, **extra})["final_dial"]))
+
+    base = play(cooling)
+    first = play({**cooling, "steer_from": 1})
+    assert all(np.array_equal(base[k], first[k]) for k in base)
+    d = [mean_dial(steer_from=k) for k in (1, 4, 8)]
+    still = mean_dial(chips=0)
+    assert d[0] < d[1] < d[2] < still
+    rush = {"aim": 700, "chips": 0, "collapse": 1, "mask_burns": 0}
+    early = np.mean(np.asarray(play(rush)["final_dial"]) >= rules.dial.collapse)
+    late = np.mean(np.asarray(play({**rush, "steer_from": 8})["final_dial"]) >= rules.dial.collapse)
+    assert early > late + 0.2

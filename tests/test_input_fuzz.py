@@ -48,7 +48,7 @@ RESULTS = ROOT / "results"
 EQUILIBRIUM = RESULTS / "equilibrium"  # solved fields: p3.toml .. p6.toml and their searches
 # An error's message: one line, at most this long. It quotes a few values, each cut to 60
 # characters (`fbsim.errors.cut`), the file's path and at times a list of the options (a
-# planner's 19 parameter names: a lineup file's message can reach 440 characters that way).
+# planner's 20 parameter names: a lineup file's message can reach 460 characters that way).
 MAX_MESSAGE = 500
 MAX_GRID = 400  # sweep points built per case (a valid 100,000-point grid is slow, not wrong)
 FUZZ = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,

@@ -20,6 +20,9 @@ gives each Agenda its own parameters):
   cooling assets, income assets, heat assets, whatever pushes the Dial towards `aim`, or
   Bunkers, up to round `buy_until`; besides, income assets while `payback` world turns remain;
   always keeping `reserve` Capital;
+- **when it starts** (`steer_from`): before that round it neither steers nor pushes the
+  Collapse plan (its pay and disguise Agents only): a quiet opening, then a late rush or a
+  late correction, once the first reveals have shown the table;
 - **the last round** (`last_aim`): steers the final Dial (no world turn follows, R-E1) to
   `last_aim` with every Agent it has, no tolerance: the band its Agenda scores in (R-X1);
 - **Accusations** (`accuse`, `accuse_min`, `cornered`): points at the most open burner, the
@@ -89,6 +92,8 @@ PARAMS = (
           "worth it", 0, 2),
     Param("last_aim", 0.0, "last round: the final Dial it steers to with every Agent it has "
           "(below 300: off)", 0, 650),
+    Param("steer_from", 1.0, "the first round in which it steers and pushes the Collapse plan "
+          "(before it: pay and disguise Agents only)", 1, L.MAX_ROUNDS),
 )
 
 P_AIM = param_index(PARAMS, "aim")
@@ -111,6 +116,7 @@ P_ACCUSE_MIN = param_index(PARAMS, "accuse_min")
 P_CORNERED = param_index(PARAMS, "cornered")
 P_LAST_AIM = param_index(PARAMS, "last_aim")
 LAST_AIM_OFF = 300.0  # `last_aim` below this: off
+P_STEER_FROM = param_index(PARAMS, "steer_from")
 
 # what `buy` buys
 BUY_NOTHING = 0
@@ -128,10 +134,16 @@ def projection(R, V):
 
 
 @shared
+def started(V, P, o):
+    """From round `steer_from` on it steers (and may push the Collapse plan)."""
+    return V[L.V_ROUND] >= P[o + P_STEER_FROM] - 0.5
+
+
+@shared
 def pushing(R, V, P, o):
-    """The Collapse plan is on and within reach: the projection plus every one of its own
-    Agents burning over the rounds left reaches Collapse."""
-    if P[o + P_COLLAPSE] < 0.5 or R[L.R_BURN_PPM] <= 0:
+    """The Collapse plan is on, started (`steer_from`) and within reach: the projection plus
+    every one of its own Agents burning over the rounds left reaches Collapse."""
+    if P[o + P_COLLAPSE] < 0.5 or R[L.R_BURN_PPM] <= 0 or not started(V, P, o):
         return False
     reach = R[L.R_AGENTS] * R[L.R_BURN_PPM] * chip_rounds_left(R, V)
     return projection(R, V) + reach >= R[L.R_COLLAPSE]
@@ -155,15 +167,19 @@ def plan_commit(R, V, P, o):
     aim = P[o + P_AIM]
     tolerance = P[o + P_TOLERANCE]
     futile = P[o + P_FUTILE] > 0.5
+    steer = started(V, P, o)
     if P[o + P_LAST_AIM] >= LAST_AIM_OFF and V[L.V_ROUND] >= shape.rounds(R):
         aim = P[o + P_LAST_AIM]  # the last round: every Agent towards the final Dial
         tolerance = 0.0
         most = agents
         futile = False
+        steer = True
     if pushing(R, V, P, o):
         burn = agents
     else:
         g = projection(R, V) - aim  # positive: too hot
+        if not steer:
+            g = 0.0
         if g > tolerance and R[L.R_COOL_PPM] > 0:
             want = ceil_div_pos(g, R[L.R_COOL_PPM] * left)
             if futile and want > most:

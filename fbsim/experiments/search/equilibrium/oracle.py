@@ -35,7 +35,7 @@ from fbsim.rules import Rules
 # the planner's parameters taking whole values (the others are real)
 INTEGER = frozenset({"chips", "chips_change", "burn_floor", "futile", "collapse", "mask_burns",
                      "mask_cools", "disguise", "buy", "buy_until", "payback", "reserve",
-                     "accuse", "cornered"})
+                     "accuse", "cornered", "steer_from"})
 SPREAD = 0.15  # a search's first spread, a share of each parameter's range
 
 
