@@ -804,6 +804,62 @@ def _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_fil
         typer.echo(str(out / "search" / "summary.json"))
 
 
+@app.command("ladder", help="How much skill pays: one seat climbs four rungs against a "
+             "field (default: the committed single-seat equilibrium) while every other seat "
+             "plays the field: the random bot, the Agenda's default bot, the field's own "
+             "strategy, and the searcher (the field's strategy with every commitment searched "
+             "by rollouts from its own view, as `exploit --oracle search`). Each Agenda's "
+             "chance to win as a player at each rung, with the rung's gain over the field's "
+             "strategy paired on the same games (95% intervals; the searcher's a lower bound "
+             "of what skill reaches). Writes OUT/ladder.parquet, OUT/ladder.json and "
+             "OUT/ladder.md; an interrupted run resumes at the table size it stopped in.")
+def ladder_cmd(
+    players: Annotated[str | None, typer.Option(
+        help="Table sizes, e.g. 4, 3..6 or 3,5 (default: the size the rules file or --set "
+             "names, else 3..6).")] = None,
+    field: Annotated[str, typer.Option(
+        help="The field (a lineup or field file, or bots by Agenda as --lineup; {players} "
+             "stands for the table size).")] = "results/equilibrium/p{players}.toml",
+    games: Annotated[str, typer.Option(
+        help="Games per seat range of the random, default-bot and field rungs.")] = "20000",
+    seat_games: Annotated[str, typer.Option(
+        help="The searcher's seat-games per Agenda.")] = "3000",
+    rollouts: Annotated[int, typer.Option(
+        help="The searcher's rollouts per candidate at each commitment.", min=1,
+        max=100_000)] = 64,
+    seed: Annotated[int, typer.Option(help="Seed of the games.", min=0, max=MAX_SEED)] = 0,
+    out: Annotated[Path, typer.Option(help="Folder for the ladder.", file_okay=False)
+                   ] = Path("out/ladder"),
+    quiet: QuietOpt = False,
+    rules_file: RulesOpt = None,
+    set_: SetOpt = None,
+):
+    from fbsim.experiments.run.lock import output_lock
+    from fbsim.experiments.search.ladder import run_ladder
+    from fbsim.experiments.search.searcher import Knobs
+    from fbsim.lineup import parse_lineup
+
+    sizes = sizes_for(players, "3..6", rules_file, set_)
+    n_games = games_count(games, "--games")
+    n_seat = games_count(seat_games, "--seat-games")
+    if n_seat < 10:
+        raise UsageError(f"--seat-games: at least 10, got {n_seat}")
+    plan = []
+    for n in sizes:  # every size's rules and field before any game
+        rules = _rules(rules_file, set_, n, bots={})
+        plan.append((rules, parse_lineup(field, players=n, flag="--field"),
+                     field.replace("{players}", str(n))))
+    folder_ok(out, "--out")
+    from fbsim.experiments.run.provenance import check_output_folder
+
+    check_output_folder(out, "--out", ("ladder",))
+    with output_lock(out):
+        path = run_ladder(plan, out, seed, n_games, n_seat, Knobs(rollouts=rollouts),
+                          progress=lambda: _progress(quiet),
+                          echo=None if quiet else (lambda m: typer.echo(m, err=True)))
+    typer.echo(str(path))
+
+
 @app.command("equilibrium", help="Measure balance at an equilibrium of strong strategies, "
              "not against fixed bots.\n\n"
              "--draw seat (the default) solves the game as played, won by one player: every "

@@ -20,9 +20,9 @@ gives each Agenda its own parameters):
   cooling assets, income assets, heat assets, whatever pushes the Dial towards `aim`, or
   Bunkers, up to round `buy_until`; besides, income assets while `payback` world turns remain;
   always keeping `reserve` Capital;
-- **when it starts** (`steer_from`): before that round it neither steers nor pushes the
-  Collapse plan (its pay and disguise Agents only): a quiet opening, then a late rush or a
-  late correction, once the first reveals have shown the table;
+- **when it starts** (`steer_from`): before that round it plays a quiet opening, its
+  `disguise` Agents on open COOL and the rest on WORKS (no steering, no BURN pay, no Collapse
+  plan), then a late rush or a late correction once the first reveals have shown the table;
 - **the last round** (`last_aim`): steers the final Dial (no world turn follows, R-E1) to
   `last_aim` with every Agent it has, no tolerance: the band its Agenda scores in (R-X1);
 - **Accusations** (`accuse`, `accuse_min`, `cornered`): points at the most open burner, the
@@ -92,8 +92,8 @@ PARAMS = (
           "worth it", 0, 2),
     Param("last_aim", 0.0, "last round: the final Dial it steers to with every Agent it has "
           "(below 300: off)", 0, 650),
-    Param("steer_from", 1.0, "the first round in which it steers and pushes the Collapse plan "
-          "(before it: pay and disguise Agents only)", 1, L.MAX_ROUNDS),
+    Param("steer_from", 1.0, "the first round it steers, burns and pushes the Collapse plan in "
+          "(before it: `disguise` open COOL, the rest WORKS)", 1, L.MAX_ROUNDS),
 )
 
 P_AIM = param_index(PARAMS, "aim")
@@ -162,12 +162,12 @@ def plan_commit(R, V, P, o):
     agents = R[L.R_AGENTS]
     left = chip_rounds_left(R, V)
     most = steering_chips(R, V, P, o)
-    burn = clamp(int(P[o + P_BURN_FLOOR]), 0, agents)
+    steer = started(V, P, o)
+    burn = clamp(int(P[o + P_BURN_FLOOR]), 0, agents) if steer else 0
     cool = 0
     aim = P[o + P_AIM]
     tolerance = P[o + P_TOLERANCE]
     futile = P[o + P_FUTILE] > 0.5
-    steer = started(V, P, o)
     if P[o + P_LAST_AIM] >= LAST_AIM_OFF and V[L.V_ROUND] >= shape.rounds(R):
         aim = P[o + P_LAST_AIM]  # the last round: every Agent towards the final Dial
         tolerance = 0.0

@@ -138,6 +138,8 @@ def dataset_kind(folder: Path) -> str | None:
         return "exploit"
     if has("gen-00", "candidates.parquet"):
         return "tune"
+    if has("ladder.parquet", "ladder.json"):
+        return "ladder"
     return None
 
 

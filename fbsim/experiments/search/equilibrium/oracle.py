@@ -6,7 +6,8 @@ declared range, `fbsim.policies.planner.PARAMS`), in three stages:
 1. **Screen.** Every start candidate is played once against the field (`screen_games` per
    seat range): the population's strongest strategy against the field, each of the field's
    own components for the Agenda, large one-parameter moves of the field's heaviest strategy
-   (each parameter at the bottom and at the top of its range), the previous best response,
+   (each parameter at the bottom and at the top of its range) and its quiet openings
+   (`quiet_openings`), the previous best response,
    `fbsim exploit`'s preset for the Agenda and the planner's defaults.
 2. **Search.** The cross-entropy method (`fbsim.experiments.search.cem`) from each of the
    `starts` best screened candidates, each candidate scored by the deviant's win rate (one
@@ -58,6 +59,19 @@ def moves(strategy: dict) -> list[dict]:
             if strategy[p.name] != v:
                 out.append({**strategy, p.name: float(v)})
     return out
+
+
+QUIET_ROUNDS = (2, 3)  # the quiet openings screened: steering from these rounds
+QUIET_DISGUISE = 2  # ... with this many open COOL Agents before
+
+
+def quiet_openings(strategy: dict) -> list[dict]:
+    """A strategy with a quiet opening (`steer_from` in QUIET_ROUNDS, QUIET_DISGUISE open COOL
+    Agents before it): what the searcher plays where the family burned from round 1 (four
+    WORKS and two COOL in round 1 at 3 players, docs/strong-play.md), a joint move of two
+    parameters that one-parameter moves miss."""
+    return [{**strategy, "steer_from": float(r), "disguise": float(QUIET_DISGUISE)}
+            for r in QUIET_ROUNDS if strategy.get("steer_from", 1.0) != r]
 
 
 def exploit_start(agenda: str) -> dict:
@@ -158,8 +172,11 @@ def start_candidates(agenda: str, field_components: list[tuple[float, dict]],
     for k, (_, c) in enumerate(comps):
         out[f"component-{k}"] = c
     if comps:
-        for k, m in enumerate(moves(planner_params(comps[0][1]))):
+        heaviest = planner_params(comps[0][1])
+        for k, m in enumerate(moves(heaviest)):
             out[f"move-{k}"] = m
+        for k, m in enumerate(quiet_openings(heaviest)):
+            out[f"quiet-{k}"] = m
     if previous is not None:
         out["previous"] = previous
     out["exploit-start"] = exploit_start(agenda)

@@ -1,0 +1,196 @@
+"""The skill ladder: how much skill pays, one seat at a time, against a field.
+
+One seat climbs four rungs of skill while every other seat plays the field (the single-seat
+equilibrium of `fbsim equilibrium`, or any lineup): the **random** bot, the Agenda's **default
+bot** (`fbsim.lineup.DEFAULT_BY_AGENDA`), the **field**'s own strategy, and the **searcher**
+(`fbsim.experiments.search.searcher`: the field's strategy with every commitment searched by
+rollouts from its own view). At each rung the ladder gives each Agenda's chance to win as a
+player (the wins of a seat over the games it was dealt the Agenda) and the rung's gain over
+the field's own strategy on the same games (paired, 95% score interval; the seat is rotated
+over the seats as in `fbsim.experiments.search.deviation`). Against 1/players, the ladder
+says how far below fair an unskilled player sits and how far above the field a strong one
+climbs; the searcher's rung is a lower bound of what skill can reach.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from fbsim.errors import UsageError, cut
+from fbsim.experiments.metrics.stats import wilson
+from fbsim.experiments.run.provenance import base_provenance, now_iso, write_table
+from fbsim.experiments.run.runner import NoProgress
+from fbsim.experiments.search.deviation import Deviant, evaluate
+from fbsim.experiments.search.equilibrium.seeds import seed_of
+from fbsim.experiments.search.equilibrium.state import write_json
+from fbsim.experiments.search.searcher import Knobs, search_gains
+from fbsim.game import layout as L
+from fbsim.lineup import DEFAULT_BY_AGENDA, Entry, Lineup, lineup_hash
+from fbsim.rules import Rules, rules_hash
+
+RUNGS = ("random", "default bot", "field", "searcher")
+DEFAULT_GAMES = 20_000  # games per seat range of the first three rungs
+DEFAULT_SEAT_GAMES = 3_000  # the searcher's seat-games per Agenda
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One Agenda at one rung: a player's chance `rate` (Wilson interval `ci`, over the `n`
+    seat-games dealt the Agenda) and its `gain` over the field's own strategy on the same
+    games (`gain_ci`: paired 95% interval; 0 at the field's rung)."""
+
+    players: int
+    agenda: str
+    rung: str
+    bot: str
+    rate: float
+    ci: list[float]
+    gain: float
+    gain_ci: list[float]
+    n: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def ladder(rules: Rules, field: Lineup, seed: int, games: int = DEFAULT_GAMES,
+           seat_games: int = DEFAULT_SEAT_GAMES, knobs: Knobs | None = None,
+           threads: int | None = None, progress=None) -> list[Rung]:
+    """Every Agenda's rungs at one table size (`RUNGS` order, Agendas in `L.AGENDA_NAMES`
+    order). The first three rungs are played on the games of seed `seed_of(seed, players,
+    "ladder")` (`games` per seat range), the searcher on its own (`search_gains` of seed
+    `seed_of(seed, players, "ladder-searcher")`, `seat_games` per Agenda, `knobs`' budget)."""
+    n = rules.players
+    knobs = knobs or Knobs(rollouts=64)
+    progress = progress or NoProgress()
+    deviants = []
+    for a in L.AGENDA_NAMES:
+        deviants.append(Deviant(a, Entry.make("random")))
+        deviants.append(Deviant(a, Entry.make(DEFAULT_BY_AGENDA[a])))
+    ev = evaluate(rules, field, deviants, seed_of(seed, n, "ladder"), games, threads=threads,
+                  progress=progress)
+    searched = search_gains(rules, field, seed_of(seed, n, "ladder-searcher"),
+                            seat_games=seat_games, knobs=knobs, budgets=(knobs.rollouts,),
+                            threads=threads, progress=progress)
+    out: list[Rung] = []
+    for k, a in enumerate(L.AGENDA_NAMES):
+        rnd, dflt = ev.gains[2 * k], ev.gains[2 * k + 1]
+        if not rnd.n:
+            continue  # (an Agenda the deck never deals at this size)
+        for name, bot, g in (("random", "random", rnd), ("default bot", DEFAULT_BY_AGENDA[a],
+                                                          dflt)):
+            out.append(Rung(n, a, name, bot, g.rate, _wilson(g.rate, g.n), g.gain,
+                            list(g.ci), g.n))
+        out.append(Rung(n, a, "field", field.by_agenda[a].bot, rnd.base,
+                        _wilson(rnd.base, rnd.n), 0.0, [0.0, 0.0], rnd.n))
+        if a in searched:
+            s = searched[a][0]
+            out.append(Rung(n, a, "searcher", f"searcher ({s.rollouts} rollouts)", s.rate,
+                            _wilson(s.rate, s.n), s.gain, list(s.ci), s.n))
+    return out
+
+
+def _wilson(rate: float, n: int) -> list[float]:
+    _, lo, hi = wilson(round(rate * n), n)
+    return [float(lo), float(hi)]
+
+
+def format_ladder(rungs: list[Rung]) -> str:
+    """The ladder as a Markdown table: per table size and Agenda, a player's chance at each
+    rung (and the rung's gain over the field's strategy)."""
+    lines = ["| players | Agenda | fair | " + " | ".join(RUNGS) + " |",
+             "|---|---|---|" + "---|" * len(RUNGS)]
+    by = {(r.players, r.agenda, r.rung): r for r in rungs}
+    for n in sorted({r.players for r in rungs}):
+        for a in L.AGENDA_NAMES:
+            if (n, a, "field") not in by:
+                continue
+            cells = []
+            for name in RUNGS:
+                r = by.get((n, a, name))
+                if r is None:
+                    cells.append("")
+                elif name == "field":
+                    cells.append(f"{100 * r.rate:.1f}%")
+                else:
+                    cells.append(f"{100 * r.rate:.1f}% ({100 * r.gain:+.1f} "
+                                 f"[{100 * r.gain_ci[0]:+.1f}, {100 * r.gain_ci[1]:+.1f}])")
+            lines.append(f"| {n} | {a} | {100 / n:.1f}% | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def run_ladder(plan: list[tuple[Rules, Lineup, str]], out: Path, seed: int, games: int,
+               seat_games: int, knobs: Knobs, threads: int | None = None, progress=None,
+               echo=None) -> Path:
+    """`fbsim ladder`: the ladder of each (rules, field, the field's name) of `plan` into
+    OUT/ladder.json (per table size, with what it was played with), OUT/ladder.parquet (every
+    rung, with provenance) and OUT/ladder.md. A table size already in ladder.json with the
+    same inputs is kept, not replayed (an interrupted run resumes there); returns the
+    Parquet file's path."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "ladder.json"
+    doc = read_ladder(path)
+    started = now_iso()
+    for rules, field, name in plan:
+        n = rules.players
+        inputs = {"field": name, "lineup_hash": lineup_hash(field), "seed": seed,
+                  "games": games, "seat_games": seat_games, "knobs": knobs.as_dict(),
+                  "rules_hash": rules_hash(rules)}
+        kept = doc["players"].get(str(n))
+        if kept is not None and kept.get("inputs") == inputs:
+            if echo:
+                echo(f"{n} players: kept from {path}")
+            continue
+        if echo:
+            echo(f"== {n} players: the ladder against {name}")
+        rungs = ladder(rules, field, seed, games, seat_games, knobs, threads,
+                       progress() if progress else None)
+        doc["players"][str(n)] = {"inputs": inputs, "fair": 1.0 / n,
+                                  "rungs": [r.as_dict() for r in rungs]}
+        doc["players"] = dict(sorted(doc["players"].items()))
+        write_json(path, doc)  # (each size as it is done: the resume point)
+    rungs = [Rung(**r) for entry in doc["players"].values() for r in entry["rungs"]]
+    df = pd.DataFrame([{**{k: v for k, v in r.as_dict().items() if k not in ("ci", "gain_ci")},
+                        "ci_low": r.ci[0], "ci_high": r.ci[1], "gain_low": r.gain_ci[0],
+                        "gain_high": r.gain_ci[1], "fair": 1.0 / r.players} for r in rungs])
+    table = out / "ladder.parquet"
+    write_table(df, table, {**base_provenance(started), "kind": "ladder",
+                            "inputs": {k: v["inputs"] for k, v in doc["players"].items()}})
+    text = ["# The skill ladder: how much skill pays", "",
+            "One seat at each rung, every other seat the field; a player's chance to win "
+            "given the Agenda dealt, and (in brackets) the rung's gain over the field's own "
+            "strategy on the same games, 95% intervals. The searcher's gain is a lower bound "
+            "of what skill reaches.", "", format_ladder(rungs), ""]
+    for k, entry in doc["players"].items():
+        text.append(f"- {k} players: field {entry['inputs']['field']}, "
+                    f"{entry['inputs']['games']:,} games per seat range, the searcher "
+                    f"{entry['inputs']['seat_games']:,} seat-games per Agenda at "
+                    f"{entry['inputs']['knobs']['rollouts']} rollouts")
+    tmp = out / f"ladder.{os.getpid()}.tmp"
+    tmp.write_text("\n".join(text) + "\n")
+    os.replace(tmp, out / "ladder.md")
+    return table
+
+
+def read_ladder(path: Path) -> dict:
+    """ladder.json as written (a missing file: no size yet); a damaged one is a usage error
+    naming the file."""
+    if not path.exists():
+        return {"players": {}}
+    try:
+        doc = json.loads(path.read_text())
+        if not isinstance(doc.get("players"), dict):
+            raise ValueError("no 'players' table")
+        for entry in doc["players"].values():
+            [Rung(**r) for r in entry["rungs"]]
+            entry["inputs"]["seed"]
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise UsageError(f"{path}: not a ladder fbsim wrote ({cut(str(e))}); remove it to "
+                         "start afresh") from None
+    return doc
