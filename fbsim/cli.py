@@ -504,6 +504,10 @@ def report_cmd(
         help="Folder of a `fbsim tune --equilibrium` search: its \"rules under strong "
              "play\" section is shown when the page's rules are the ones it recommends or "
              "searched from.", file_okay=False)] = Path("results/tune-equilibrium"),
+    ladder: Annotated[Path | None, typer.Option(
+        help="Folder of a `fbsim ladder`: its table sizes played under the page's rules "
+             "are shown as \"how much skill pays\".", file_okay=False)
+                      ] = Path("results/ladder"),
     screenshot: Annotated[Path | None, typer.Option(
         help="Also save a full-page PNG of the report, rendered in headless Chromium "
              "(needs Debian's chromium and chromium-driver and the package selenium).",
@@ -532,7 +536,7 @@ def report_cmd(
         rep = report(rules_file, against, n, sizes, seed, set_ or [], against_set or [],
                      lineup, exploit, progress=_progress(quiet), resume=keep,
                      echo=lambda m: typer.echo(m, err=True), against_lineup=against_lineup,
-                     rulebook_dir=rulebook)
+                     rulebook_dir=rulebook, ladder_dir=ladder)
         written = write_report(rep, out)
         clear_resume(keep)
     typer.echo(format_verdict(rep), nl=False)
@@ -835,7 +839,7 @@ def ladder_cmd(
     set_: SetOpt = None,
 ):
     from fbsim.experiments.run.lock import output_lock
-    from fbsim.experiments.search.ladder import run_ladder
+    from fbsim.experiments.search.ladder import read_ladder, run_ladder
     from fbsim.experiments.search.searcher import Knobs
     from fbsim.lineup import parse_lineup
 
@@ -853,6 +857,7 @@ def ladder_cmd(
     from fbsim.experiments.run.provenance import check_output_folder
 
     check_output_folder(out, "--out", ("ladder",))
+    read_ladder(out / "ladder.json")  # (a damaged one refused before the lock is taken)
     with output_lock(out):
         path = run_ladder(plan, out, seed, n_games, n_seat, Knobs(rollouts=rollouts),
                           progress=lambda: _progress(quiet),

@@ -27,7 +27,8 @@ EQUILIBRIUM = {"--iterations": "1", "--meta-games": "100", "--meta-steps": "1",
                "--search-games": "100", "--select-games": "100", "--starts": "1",
                "--audit-starts": "1", "--confirm-games": "200", "--audit-games": "200",
                "--audits": "0", "--cell-games": "100", "--searcher-games": "0"}
-QUIET = {"sweep", "simulate", "report", "equilibrium", "exploit", "experiment", "tune"}
+QUIET = {"sweep", "simulate", "report", "equilibrium", "exploit", "experiment", "tune",
+         "ladder"}
 
 
 def mkdocs(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
@@ -141,6 +142,9 @@ def small(argv: list[str], tmp: Path) -> list[str]:
                             ("--population", "2"), ("--confirm-games", GAMES),
                             ("--seat-games", "20"), ("--rollouts", "2")):
             put(flag, value)
+    elif cmd == "ladder":
+        for flag, value in (("--games", "200"), ("--seat-games", "20"), ("--rollouts", "2")):
+            put(flag, value)
     elif cmd not in ("rules", "bots", "replay", "plot"):
         pytest.fail(f"no small form of a documented command: {shlex.join(argv)}")
     if cmd == "experiment":
@@ -165,6 +169,9 @@ def expected_outputs(argv: list[str]) -> list[str]:
         return [page, page.removesuffix(".html") + ".parquet"]
     if cmd == "plot":
         return [f"{value('--out', args[0] + '/plots')}/win_rates.png"]
+    if cmd == "ladder":
+        out = value("--out", "out/ladder")
+        return [f"{out}/ladder.parquet", f"{out}/ladder.json", f"{out}/ladder.md"]
     if cmd == "equilibrium":
         out = value("--out", "out/equilibrium")
         sizes = value("--players", "3..6")

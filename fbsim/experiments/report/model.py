@@ -51,6 +51,7 @@ class BalanceReport:
     exploit_check: dict | None = None  # the largest of them, played again on fresh games
     old_exploit: pd.DataFrame | None = None
     rulebook: dict | None = None  # `fbsim tune --equilibrium`'s summary, for these rules
+    ladder: list | None = None  # `fbsim ladder`'s rungs at the sizes played under these rules
     verdict: list[str] = field(default_factory=list)
 
     @property
@@ -113,7 +114,8 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
            sets=(), against_sets=(), lineup: str | None = None,
            exploit_dir: str | Path | None = "results/exploit", progress=None,
            resume: str | Path | None = None, echo=None, against_lineup: str | None = None,
-           rulebook_dir: str | Path | None = None) -> BalanceReport:
+           rulebook_dir: str | Path | None = None,
+           ladder_dir: str | Path | None = None) -> BalanceReport:
     """Play `games` games per table size under `rules` (and, when `against` or
     `against_sets` is given, under the old rules on the same games) and return the report's
     tables. `sets` apply to both rules files; `against_sets` to the old rules only;
@@ -121,7 +123,9 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     finished table size is kept, so that an interrupted run with the same inputs picks up
     where it stopped (`clear_resume` removes it). `against_lineup`: the old rules' field
     (default: `lineup`). `rulebook_dir`: a `fbsim tune --equilibrium` folder, shown as "rules
-    under strong play" when its recommended (or its searched) rules are the report's."""
+    under strong play" when its recommended (or its searched) rules are the report's.
+    `ladder_dir`: a `fbsim ladder` folder, whose table sizes played under the report's rules
+    are shown as "how much skill pays"."""
     players = list(players)
     setups = check_inputs(rules, against, games, players, sets, against_sets, lineup,
                           against_lineup)
@@ -177,6 +181,8 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     rep = BalanceReport(df, tables, prov)
     if rulebook_dir is not None:
         rep.rulebook = find_rulebook(rulebook_dir, tables)
+    if ladder_dir is not None:
+        rep.ladder = find_ladder(ladder_dir, tables)
     if exploit_dir is not None:
         lineups = {n: lu for n, _, _, lu in setups}
         rep.exploit = find_exploit(exploit_dir, [t.rules for t in tables],
@@ -189,6 +195,21 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
             prov["largest_exploit_check"] = rep.exploit_check
     rep.verdict = verdict(rep)
     return rep
+
+
+def find_ladder(folder: str | Path, tables: list[TableResult]) -> list | None:
+    """The rungs of the `fbsim ladder` in `folder` at the table sizes whose rules are the
+    report's (by rules hash), or None when there are none."""
+    from fbsim.experiments.search.ladder import Rung, read_ladder
+
+    path = Path(folder) / "ladder.json"
+    if not path.is_file():
+        return None
+    doc = read_ladder(path)
+    hashes = {str(t.players): rules_hash(t.rules) for t in tables}
+    rungs = [Rung(**r) for k, entry in doc["players"].items()
+             if hashes.get(k) == entry["inputs"]["rules_hash"] for r in entry["rungs"]]
+    return rungs or None
 
 
 def find_rulebook(folder: str | Path, tables: list[TableResult]) -> dict | None:

@@ -516,6 +516,8 @@ def render(rep: BalanceReport) -> str:
                  + section_table(rep, "accusation"))
     parts.append(f"<h2>{SECTIONS['legacy']}</h2>" + section_table(rep, "legacy"))
     parts.append("<h2>Exploitability</h2>" + exploit_section(rep))
+    if rep.ladder:
+        parts.append("<h2>How much skill pays</h2>" + ladder_section(rep.ladder))
     parts.append(notes(rep))
     parts.append("</main></body></html>\n")
     return "".join(parts)
@@ -590,6 +592,37 @@ def rulebook_section(doc: dict) -> str:
              "trial). The levers searched: "
              + ", ".join(f"<code>{_esc(k)}</code>" for k in doc["levers"]) + ".</p>")
     return "<h2>Rules under strong play</h2>" + head + table
+
+
+def ladder_section(rungs: list) -> str:
+    """`fbsim ladder`'s rungs: per table size and Agenda, a player's chance at each rung."""
+    from fbsim.experiments.search.ladder import RUNGS
+
+    by = {(r.players, r.agenda, r.rung): r for r in rungs}
+    rows = []
+    for n in sorted({r.players for r in rungs}):
+        for a in L.AGENDA_NAMES:
+            if (n, a, "field") not in by:
+                continue
+            cells = []
+            for name in RUNGS:
+                r = by.get((n, a, name))
+                if r is None:
+                    cells.append("<td></td>")
+                    continue
+                gain = ("" if name == "field" else
+                        f" ({100 * r.gain:+.1f} [{100 * r.gain_ci[0]:+.1f}, "
+                        f"{100 * r.gain_ci[1]:+.1f}])")
+                cells.append(f"<td>{100 * r.rate:.1f}%{gain}</td>")
+            rows.append(f"<tr><td>{n}</td><td>{a}</td><td>{100 / n:.1f}%</td>"
+                        + "".join(cells) + "</tr>")
+    head = "".join(f"<th>{_esc(k)}</th>" for k in RUNGS)
+    return ("<p class=\"notes\">One seat at each rung of skill, every other seat the field "
+            "(<code>fbsim ladder</code>): a player's chance to win given the Agenda dealt, and "
+            "in brackets the rung's gain over the field's own strategy on the same games (95% "
+            "intervals). The searcher's gain is a lower bound of what skill reaches.</p>"
+            f"<table><tr><th>players</th><th>Agenda</th><th>fair</th>{head}</tr>"
+            + "".join(rows) + "</table>")
 
 
 def exploit_section(rep: BalanceReport) -> str:
