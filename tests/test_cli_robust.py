@@ -580,3 +580,16 @@ def test_a_sweep_may_not_write_into_an_equilibrium(tmp_path, capsys):
     code, _, err = run(capsys, "sweep", "--games", 200, "--players", 3, "--out", out, "-q")
     assert code == 2 and f"--out {out}" in err
     assert sorted(p.name for p in out.iterdir()) == ["p3"]
+
+
+@pytest.mark.parametrize("value", [" 1700000000", "1700000000 ", "\t1700000000\n"])
+def test_source_date_epoch_with_spaces_around_is_the_time_the_provenance_records(monkeypatch,
+                                                                                  value):
+    """SOURCE_DATE_EPOCH is checked with the spaces around its digits stripped, and read so:
+    the provenance's time is the epoch's, not the clock's."""
+    from fbsim.environment import check_environment
+    from fbsim.experiments.run.provenance import now_iso
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", value)
+    check_environment()
+    assert now_iso() == "2023-11-14T22:13:20+00:00"

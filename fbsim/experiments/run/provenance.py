@@ -32,8 +32,10 @@ META_KEY = b"fbsim"
 
 
 def now_iso() -> str:
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    t = (_dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch and epoch.isdigit()
+    # (read as `fbsim.environment.check_environment` checks it: blank is unset, spaces around
+    # the digits do not count)
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    t = (_dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch.isascii() and epoch.isdigit()
          else _dt.datetime.now(_dt.UTC))
     return t.replace(microsecond=0).isoformat()
 
