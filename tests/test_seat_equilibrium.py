@@ -430,14 +430,19 @@ def test_a_warm_start_goes_on_from_a_finished_searchs_field(capsys, tmp_path):
 
 def test_the_oracles_whole_planner_space_rounds_what_the_team_search_rounds():
     """The single-seat oracle searches every planner parameter within its declared range, and
-    takes the same ones as whole numbers as the team search's box does."""
+    takes the same ones as whole numbers as the team search's box does. The team box lacks
+    the two parameters added from the searcher's lessons (`last_aim`, `steer_from`: the team
+    game is solved in the planner family as it was), of which `steer_from` is whole."""
     from fbsim.experiments.search.equilibrium import oracle, team
     from fbsim.policies.planner import PARAMS
 
     dims = oracle.box(oracle.planner_params({}))
     assert [d.name for d in dims] == [p.name for p in PARAMS]
     assert all((d.lo, d.hi) == (p.lo, p.hi) for d, p in zip(dims, PARAMS, strict=True))
-    assert {d.name for d in team.DIMS if d.integer} == oracle.INTEGER
+    in_team = {d.name for d in team.DIMS}
+    assert {p.name for p in PARAMS} - in_team == {"last_aim", "steer_from"}
+    assert {d.name for d in team.DIMS if d.integer} == oracle.INTEGER & in_team
+    assert oracle.INTEGER - in_team == {"steer_from"}
 
 
 def test_the_answer_is_audited_by_the_searcher_and_not_converged_when_it_gains(capsys,
