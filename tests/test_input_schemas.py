@@ -50,6 +50,8 @@ TUNE_CASES = {  # name: (contents, the key the error names)
                      "[params.assets.refinery]\nprice = [2, 4]\n",
                      "params.assets.refinery.price"),
     "players-table": ("players = { a = 1 }\n" + TUNE_PARAMS, "players"),
+    "players-empty": (TUNE_TOP.replace("players = [4]", "players = []") + TUNE_PARAMS,
+                      "players"),
     "rules-number": (TUNE_TOP + "rules = 5\n" + TUNE_PARAMS, "rules"),
     "lineup-list": (TUNE_TOP + 'lineup = ["steward"]\n' + TUNE_PARAMS, "lineup"),
 }
@@ -63,6 +65,7 @@ SWEEP_CASES = {
     "lineup-number": (SWEEP_TOP + "lineup = 5\n" + SWEEP_VARY, "lineup"),
     "title-number": (SWEEP_TOP + "title = 5\n" + SWEEP_VARY, "title"),
     "players-table": ("players = { a = 1 }\n" + SWEEP_VARY, "players"),
+    "players-empty": ("games = 20\nplayers = []\n" + SWEEP_VARY, "players"),
     "vary-given-twice": (SWEEP_TOP + '[vary]\n"bots.fog-grabber.greed" = [0, 1]\n'
                          "[vary.bots.fog-grabber]\ngreed = [0.5]\n", "bots.fog-grabber.greed"),
     "set-given-twice": (SWEEP_TOP + '[set]\n"assets.refinery.price" = 3\n'

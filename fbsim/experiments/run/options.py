@@ -66,7 +66,11 @@ def table_sizes(text: str, flag: str = "--players") -> list[int]:
 
 
 def checked_sizes(sizes: list, flag: str, text: str | None = None) -> list[int]:
-    """`sizes` when each is a table size (3 to 6) and none is repeated."""
+    """`sizes` when there is at least one, each is a table size (3 to 6) and none is
+    repeated."""
+    if not sizes:
+        raise UsageError(f"{flag}: at least one table size ({MIN_PLAYERS} to {MAX_PLAYERS}), "
+                         f"got none")
     for n in sizes:
         if isinstance(n, bool) or not isinstance(n, int) or not MIN_PLAYERS <= n <= MAX_PLAYERS:
             raise UsageError(f"{flag}: table sizes are {MIN_PLAYERS} to {MAX_PLAYERS}, got "
