@@ -527,6 +527,13 @@ def report_cmd(
     check_output_file(out.with_suffix(".parquet"), "--out", ("balance report",))
     if screenshot is not None and screenshot.suffix.lower() != ".png":
         raise UsageError(f"--screenshot {screenshot}: expected a .png file")
+    if screenshot is not None:  # (the browser checked before any game or file)
+        from fbsim.experiments.report.browser import check_browser
+
+        try:
+            check_browser()
+        except UsageError as e:
+            raise UsageError(f"--screenshot: {e}") from None
     # finished table sizes are kept beside the page until it is written: an interrupted
     # run, started again with the same inputs, skips them
     check_inputs(rules_file, against, n, sizes, set_ or [], against_set or [], lineup)

@@ -92,3 +92,20 @@ def test_cli_screenshot_renders_the_written_page(tmp_path, capsys):
                  "--screenshot", str(png), "--quiet", "--exploit", str(tmp_path)]) == 0
     assert png.read_bytes()[:8] == PNG_SIGNATURE
     assert str(png) in capsys.readouterr().out
+
+
+def test_a_screenshot_without_a_browser_is_refused_before_the_page_is_written(tmp_path,
+                                                                             capsys,
+                                                                             monkeypatch):
+    """No headless Chromium at the path it is looked for (FBSIM_CHROMIUM): one line naming
+    it, exit 2, and neither the page nor its table nor a lock file written."""
+    from fbsim.cli import main
+
+    monkeypatch.setenv("FBSIM_CHROMIUM", str(tmp_path / "no-chromium"))
+    out, png = tmp_path / "r.html", tmp_path / "r.png"
+    code = main(["report", "--games", "500", "--players", "3", "--out", str(out),
+                 "--screenshot", str(png), "--quiet", "--exploit", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "--screenshot: headless Chromium not found" in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -83,6 +83,18 @@ def _check_tools() -> tuple[str, str]:
     return chromium, driver
 
 
+def check_browser() -> None:
+    """What `render` needs, checked before a command plays its first game (`fbsim report
+    --screenshot`): headless Chromium, its driver and the package selenium; a usage error
+    naming what is missing."""
+    _check_tools()
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "the Python package selenium is missing: pip install -e '.[test]'") from None
+
+
 def _fit_window(driver: Any, width: int) -> None:
     """Resize the window so that its viewport shows the whole page (at most 16000 px high).
 
