@@ -596,26 +596,11 @@ def rulebook_section(doc: dict) -> str:
 
 def ladder_section(rungs: list) -> str:
     """`fbsim ladder`'s rungs: per table size and Agenda, a player's chance at each rung."""
-    from fbsim.experiments.search.ladder import RUNGS
+    from fbsim.experiments.search.ladder import RUNGS, ladder_rows
 
-    by = {(r.players, r.agenda, r.rung): r for r in rungs}
-    rows = []
-    for n in sorted({r.players for r in rungs}):
-        for a in L.AGENDA_NAMES:
-            if (n, a, "field") not in by:
-                continue
-            cells = []
-            for name in RUNGS:
-                r = by.get((n, a, name))
-                if r is None:
-                    cells.append("<td></td>")
-                    continue
-                gain = ("" if name == "field" else
-                        f" ({100 * r.gain:+.1f} [{100 * r.gain_ci[0]:+.1f}, "
-                        f"{100 * r.gain_ci[1]:+.1f}])")
-                cells.append(f"<td>{100 * r.rate:.1f}%{gain}</td>")
-            rows.append(f"<tr><td>{n}</td><td>{a}</td><td>{100 / n:.1f}%</td>"
-                        + "".join(cells) + "</tr>")
+    rows = [f"<tr><td>{n}</td><td>{a}</td><td>{100 / n:.1f}%</td>"
+            + "".join(f"<td>{_esc(c)}</td>" for c in cells) + "</tr>"
+            for n, a, cells in ladder_rows(rungs)]
     head = "".join(f"<th>{_esc(k)}</th>" for k in RUNGS)
     return ("<p class=\"notes\">One seat at each rung of skill, every other seat the field "
             "(<code>fbsim ladder</code>): a player's chance to win given the Agenda dealt, and "

@@ -100,12 +100,12 @@ def _wilson(rate: float, n: int) -> list[float]:
     return [float(lo), float(hi)]
 
 
-def format_ladder(rungs: list[Rung]) -> str:
-    """The ladder as a Markdown table: per table size and Agenda, a player's chance at each
-    rung (and the rung's gain over the field's strategy)."""
-    lines = ["| players | Agenda | fair | " + " | ".join(RUNGS) + " |",
-             "|---|---|---|" + "---|" * len(RUNGS)]
+def ladder_rows(rungs: list[Rung]) -> list[tuple[int, str, list[str]]]:
+    """The ladder's table, one row per table size and Agenda dealt there: (players, Agenda,
+    one cell per rung of `RUNGS`: a player's chance, and but at the field's rung the rung's
+    gain over the field's strategy with its interval; "" where a rung is missing)."""
     by = {(r.players, r.agenda, r.rung): r for r in rungs}
+    rows = []
     for n in sorted({r.players for r in rungs}):
         for a in L.AGENDA_NAMES:
             if (n, a, "field") not in by:
@@ -120,7 +120,16 @@ def format_ladder(rungs: list[Rung]) -> str:
                 else:
                     cells.append(f"{100 * r.rate:.1f}% ({100 * r.gain:+.1f} "
                                  f"[{100 * r.gain_ci[0]:+.1f}, {100 * r.gain_ci[1]:+.1f}])")
-            lines.append(f"| {n} | {a} | {100 / n:.1f}% | " + " | ".join(cells) + " |")
+            rows.append((n, a, cells))
+    return rows
+
+
+def format_ladder(rungs: list[Rung]) -> str:
+    """The ladder as a Markdown table (`ladder_rows`), with each size's fair share."""
+    lines = ["| players | Agenda | fair | " + " | ".join(RUNGS) + " |",
+             "|---|---|---|" + "---|" * len(RUNGS)]
+    for n, a, cells in ladder_rows(rungs):
+        lines.append(f"| {n} | {a} | {100 / n:.1f}% | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
