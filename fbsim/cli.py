@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -514,7 +513,13 @@ def report_cmd(
         dir_okay=False)] = None,
     quiet: QuietOpt = False,
 ):
-    from fbsim.experiments.report.model import check_inputs, clear_resume, format_verdict, report
+    from fbsim.experiments.report.model import (
+        check_inputs,
+        clear_resume,
+        format_verdict,
+        read_ladder_folder,
+        report,
+    )
     from fbsim.experiments.report.page import write_report
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import check_output_file
@@ -537,6 +542,7 @@ def report_cmd(
     # finished table sizes are kept beside the page until it is written: an interrupted
     # run, started again with the same inputs, skips them
     check_inputs(rules_file, against, n, sizes, set_ or [], against_set or [], lineup)
+    read_ladder_folder(ladder)  # (a damaged ladder refused before the lock is taken)
     keep = out.parent / f".{out.stem}.parts"
     # one report into this page at a time (its lock file is beside the page)
     with output_lock(out.parent, f".{out.stem}.lock"):
@@ -762,7 +768,7 @@ def _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_fil
     """`fbsim exploit --oracle search`: the searcher's gains per Agenda and table size."""
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import base_provenance, check_output_folder, now_iso
-    from fbsim.experiments.search.equilibrium.state import publish
+    from fbsim.experiments.search.equilibrium.state import publish, write_text
     from fbsim.experiments.search.searcher import format_gains, gains_summary, search_gains
     from fbsim.game import layout as L
     from fbsim.lineup import parse_lineup
@@ -802,9 +808,7 @@ def _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_fil
                     "intervals; `held`: every upper end <= 3 points.", ""]
             for size, entry in doc["players"].items():
                 text += [format_gains(int(size), entry), ""]
-            tmp = out / "search" / f"summary.{os.getpid()}.tmp"
-            tmp.write_text("\n".join(text))
-            os.replace(tmp, out / "search" / "summary.md")
+            write_text(out / "search" / "summary.md", "\n".join(text))
             if not as_json:  # (the time is not kept: the same bytes on any machine)
                 typer.echo(format_gains(n, summary))
                 typer.echo(f"  {n} players: this run took {time.monotonic() - began:.0f} s",
@@ -846,6 +850,7 @@ def ladder_cmd(
     set_: SetOpt = None,
 ):
     from fbsim.experiments.run.lock import output_lock
+    from fbsim.experiments.run.provenance import check_output_folder
     from fbsim.experiments.search.ladder import read_ladder, run_ladder
     from fbsim.experiments.search.searcher import Knobs
     from fbsim.lineup import parse_lineup
@@ -861,8 +866,6 @@ def ladder_cmd(
         plan.append((rules, parse_lineup(field, players=n, flag="--field"),
                      field.replace("{players}", str(n))))
     folder_ok(out, "--out")
-    from fbsim.experiments.run.provenance import check_output_folder
-
     check_output_folder(out, "--out", ("ladder",))
     read_ladder(out / "ladder.json")  # (a damaged one refused before the lock is taken)
     with output_lock(out):

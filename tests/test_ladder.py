@@ -127,3 +127,16 @@ def test_the_report_shows_the_ladder_of_its_own_rules_only(capsys, tmp_path):
     assert "How much skill pays" in html and "<td>3</td><td>accelerationist</td>" in html
     other = report(games=200, players=[3], sets=["masks=1"], exploit_dir=None, ladder_dir=out)
     assert other.ladder is None  # (played under other rules: not shown)
+
+
+def test_a_report_with_a_damaged_ladder_refuses_before_any_game(capsys, tmp_path):
+    ladder = tmp_path / "ladder"
+    ladder.mkdir()
+    (ladder / "ladder.json").write_text("{not json")
+    page = tmp_path / "page" / "r.html"
+    page.parent.mkdir()
+    code, _, err = _run(capsys, "report", "--games", "200", "--players", "3", "--out", page,
+                        "--ladder", ladder, "--exploit", tmp_path / "none", "-q")
+    assert code == 2 and "ladder.json: not a ladder fbsim wrote" in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert list(page.parent.iterdir()) == []

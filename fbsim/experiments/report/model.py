@@ -129,6 +129,7 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     players = list(players)
     setups = check_inputs(rules, against, games, players, sets, against_sets, lineup,
                           against_lineup)
+    ladder_doc = read_ladder_folder(ladder_dir)  # (a damaged one refused before any game)
     compare = against is not None or bool(against_sets)
     progress = progress or NoProgress()
     started = now_iso()
@@ -181,8 +182,8 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     rep = BalanceReport(df, tables, prov)
     if rulebook_dir is not None:
         rep.rulebook = find_rulebook(rulebook_dir, tables)
-    if ladder_dir is not None:
-        rep.ladder = find_ladder(ladder_dir, tables)
+    if ladder_doc is not None:
+        rep.ladder = find_ladder(ladder_doc, tables)
     if exploit_dir is not None:
         lineups = {n: lu for n, _, _, lu in setups}
         rep.exploit = find_exploit(exploit_dir, [t.rules for t in tables],
@@ -197,15 +198,20 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     return rep
 
 
-def find_ladder(folder: str | Path, tables: list[TableResult]) -> list | None:
-    """The rungs of the `fbsim ladder` in `folder` at the table sizes whose rules are the
-    report's (by rules hash), or None when there are none."""
-    from fbsim.experiments.search.ladder import Rung, read_ladder
+def read_ladder_folder(folder: str | Path | None) -> dict | None:
+    """The ladder.json of the `fbsim ladder` folder `folder` (None: no folder, or none there);
+    a damaged one is a usage error naming it."""
+    from fbsim.experiments.search.ladder import read_ladder
 
-    path = Path(folder) / "ladder.json"
-    if not path.is_file():
-        return None
-    doc = read_ladder(path)
+    path = None if folder is None else Path(folder) / "ladder.json"
+    return read_ladder(path) if path is not None and path.is_file() else None
+
+
+def find_ladder(doc: dict, tables: list[TableResult]) -> list | None:
+    """The rungs of a ladder (`read_ladder_folder`) at the table sizes whose rules are the
+    report's (by rules hash), or None when there are none."""
+    from fbsim.experiments.search.ladder import Rung
+
     hashes = {str(t.players): rules_hash(t.rules) for t in tables}
     rungs = [Rung(**r) for k, entry in doc["players"].items()
              if hashes.get(k) == entry["inputs"]["rules_hash"] for r in entry["rungs"]]

@@ -15,7 +15,6 @@ climbs; the searcher's rung is a lower bound of what skill can reach.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from fbsim.experiments.run.provenance import base_provenance, now_iso, write_tab
 from fbsim.experiments.run.runner import NoProgress
 from fbsim.experiments.search.deviation import Deviant, evaluate
 from fbsim.experiments.search.equilibrium.seeds import seed_of
-from fbsim.experiments.search.equilibrium.state import write_json
+from fbsim.experiments.search.equilibrium.state import write_json, write_text
 from fbsim.experiments.search.searcher import Knobs, search_gains
 from fbsim.game import layout as L
 from fbsim.lineup import DEFAULT_BY_AGENDA, Entry, Lineup, lineup_hash
@@ -181,9 +180,7 @@ def run_ladder(plan: list[tuple[Rules, Lineup, str]], out: Path, seed: int, game
                     f"{entry['inputs']['games']:,} games per seat range, the searcher "
                     f"{entry['inputs']['seat_games']:,} seat-games per Agenda at "
                     f"{entry['inputs']['knobs']['rollouts']} rollouts")
-    tmp = out / f"ladder.{os.getpid()}.tmp"
-    tmp.write_text("\n".join(text) + "\n")
-    os.replace(tmp, out / "ladder.md")
+    write_text(out / "ladder.md", "\n".join(text) + "\n")
     return table
 
 

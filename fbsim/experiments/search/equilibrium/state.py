@@ -133,8 +133,13 @@ def publish(out: Path, players: int, summary: dict) -> dict:
 
 def write_json(path: Path, doc) -> None:
     """`doc` as JSON at `path`: written whole beside it, then moved into place."""
+    write_text(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
+def write_text(path: Path, text: str) -> None:
+    """`text` at `path`: written whole beside it, then moved into place."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    tmp.write_text(text)
     os.replace(tmp, path)
