@@ -963,6 +963,10 @@ def equilibrium_cmd(
     searcher_rollouts: Annotated[int, typer.Option(
         help="seat: the searcher's rollouts per candidate (its audit also runs 4x).",
         min=1, max=100_000)] = 64,
+    distill: Annotated[int | None, typer.Option(
+        help="seat: where the searcher beats the answer, distil its departures into the "
+             "field's tables of commitments (by round and the Dial's band) and solve on from "
+             "there, at most this many times, 0 to 20 (2; needs --searcher-games).")] = None,
     quiet: QuietOpt = False,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
@@ -1000,8 +1004,9 @@ def equilibrium_cmd(
         if text is not None:
             given[name] = games_count(text, "--" + name.replace("_", "-"))
     given["meta_steps"], given["audit_starts"] = meta_steps, audit_starts
+    given["distill"] = distill
     own = {"seat": {"meta_games", "meta_steps", "screen_games", "select_games", "audit_games",
-                    "audit_starts"}, "agenda": {"cell_games"}}
+                    "audit_starts", "distill"}, "agenda": {"cell_games"}}
     for name in own["agenda" if draw == "seat" else "seat"]:
         if given.get(name) is not None:
             raise UsageError(f"--{name.replace('_', '-')}: only with --draw "

@@ -214,11 +214,17 @@ class Lineup:
         return ",".join(parts)
 
     def canonical(self) -> str:
+        """Every entry's bot and parameters, but a `quiet` parameter at its default
+        (`fbsim.policies.Param`): one declared later changes no earlier lineup's hash."""
+        from fbsim.policies import registry
+
+        def params(e: Entry) -> list[list]:
+            quiet = {p.name: p.default for p in registry()[e.bot].params if p.quiet}
+            return [list(p) for p in e.params if p[0] not in quiet or p[1] != quiet[p[0]]]
+
         doc = {"version": LINEUP_VERSION,
-               "agendas": {a: [e.bot, [list(p) for p in e.params]]
-                           for a, e in self.by_agenda.items()},
-               "seats": {str(s): [e.bot, [list(p) for p in e.params]]
-                         for s, e in sorted(self.seats.items())}}
+               "agendas": {a: [e.bot, params(e)] for a, e in self.by_agenda.items()},
+               "seats": {str(s): [e.bot, params(e)] for s, e in sorted(self.seats.items())}}
         return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 

@@ -429,18 +429,20 @@ def test_a_warm_start_goes_on_from_a_finished_searchs_field(capsys, tmp_path):
 
 
 def test_the_oracles_whole_planner_space_rounds_what_the_team_search_rounds():
-    """The single-seat oracle searches every planner parameter within its declared range, and
-    takes the same ones as whole numbers as the team search's box does. The team box lacks
-    the two parameters added from the searcher's lessons (`last_aim`, `steer_from`: the team
-    game is solved in the planner family as it was), of which `steer_from` is whole."""
+    """The single-seat oracle searches every planner parameter but the table's within its
+    declared range (the table is the distillation's, kept as the start has it), and takes the
+    same ones as whole numbers as the team search's box does. The team box lacks the two
+    parameters added from the searcher's lessons (`last_aim`, `steer_from`: the team game is
+    solved in the planner family as it was), of which `steer_from` is whole."""
     from fbsim.experiments.search.equilibrium import oracle, team
-    from fbsim.policies.planner import PARAMS
+    from fbsim.policies.planner import PARAMS, TABLE_NAMES
 
+    searched = [p for p in PARAMS if p.name not in TABLE_NAMES]
     dims = oracle.box(oracle.planner_params({}))
-    assert [d.name for d in dims] == [p.name for p in PARAMS]
-    assert all((d.lo, d.hi) == (p.lo, p.hi) for d, p in zip(dims, PARAMS, strict=True))
+    assert [d.name for d in dims] == [p.name for p in searched]
+    assert all((d.lo, d.hi) == (p.lo, p.hi) for d, p in zip(dims, searched, strict=True))
     in_team = {d.name for d in team.DIMS}
-    assert {p.name for p in PARAMS} - in_team == {"last_aim", "steer_from"}
+    assert {p.name for p in searched} - in_team == {"last_aim", "steer_from"}
     assert {d.name for d in team.DIMS if d.integer} == oracle.INTEGER & in_team
     assert oracle.INTEGER - in_team == {"steer_from"}
 
@@ -471,3 +473,38 @@ def test_the_answer_is_audited_by_the_searcher_and_not_converged_when_it_gains(c
     if not held:
         assert not s["converged"] and "the searcher" in (out / "p3.toml").read_text()
     assert "the searcher's gain" in (out / "summary.md").read_text()
+
+
+def test_the_searchers_departures_are_distilled_and_the_search_goes_on_from_them(capsys,
+                                                                                tmp_path):
+    """--distill: where the searcher beats the answer, its departures become table cells of
+    copies of the field's components (each copy taking its parent's weight), the search goes
+    on from that mixture in a new phase, and the phase's answer is audited again. The record
+    is in summary.json; a finished search run again answers the same bytes."""
+    out = tmp_path / "eq"
+    small = list(SMALL)
+    small[small.index("--searcher-games") + 1] = "300"
+    args = ["equilibrium", "--players", "3", "--out", out, "--json", "--iterations", "1",
+            "--searcher-rollouts", "8", "--distill", "1", *small]
+    code, stdout, err = run(capsys, *args)
+    assert code == 0, err
+    s = json.loads(stdout)["players"]["3"]
+    state = json.loads((out / "p3" / "state.json").read_text())
+    if s["distillations"]:
+        (d,) = s["distillations"]
+        assert d["after"] == 1 and d["field_iteration"] == 0 and s["field_iteration"] >= 1
+        changed = sum(len(a["changes"]) for a in d["agendas"].values())
+        assert changed > 0, "a distillation that changes nothing is not recorded"
+        for a, rec in d["agendas"].items():
+            for c in rec["changes"]:  # (the copies joined the population)
+                name = f"r{c['round']}_{c['band']}"
+                assert any(p[name] == c["code"] for p in state["populations"][a])
+                assert c["before"] != c["code"]
+            assert abs(sum(state["iterations"][d["after"]]["mixture"][a]) - 1) < 1e-9
+        assert "distilled" in (out / "summary.md").read_text()
+    else:
+        assert s["searcher_audit"]["held"]
+    before = (out / "summary.json").read_bytes()
+    code, _, err = run(capsys, *args)
+    assert code == 0, err
+    assert (out / "summary.json").read_bytes() == before

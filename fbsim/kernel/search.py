@@ -43,7 +43,7 @@ from fbsim.game import layout as L
 from fbsim.game import shape
 from fbsim.game.jit import shared_inline
 from fbsim.game.legal import commit_is_legal
-from fbsim.game.public import asset_field, owned
+from fbsim.game.public import asset_field, owned, world_projection
 from fbsim.game.rng import below, draw, shuffle_in_place
 from fbsim.kernel import engine as E
 from fbsim.kernel.buildtype import checked, rules_of, tape_of
@@ -68,6 +68,8 @@ from fbsim.kernel.layout import (
     S_WORKS_T,
     W_SIZE,
 )
+from fbsim.policies.common import chip_rounds_left, others_net_per_round
+from fbsim.policies.planner import table_cell
 
 jit = njit(cache=True, nogil=True, _nrt=False)
 P6 = L.MAX_PLAYERS
@@ -102,6 +104,11 @@ D_COMMIT = DECISION.take("commit", 5)  # what was played: works, cool, burn, mas
 D_LEDGER = DECISION.take("ledger")  # seats whose Capital the ledger missed at the round's end
 D_DIAL = DECISION.take("dial")  # the Dial as it decided (R-I1)
 D_CAPITAL = DECISION.take("capital")  # its own Capital as it decided (R-I2)
+D_PROJECTION = DECISION.take("projection")  # the final Dial projected from its view (R-I1):
+# the world turns to come plus the rest of the table's average net chips (the planner's)
+D_NET = DECISION.take("net")  # the rest of the table's average net chip ppm per round so far
+D_CELL = DECISION.take("cell")  # the planner's table cell it decided in (`table_cell`; -1: none)
+D_MEMO = DECISION.take("memo")  # its bot's memo (the field: the offset of its component)
 D_SIZE = DECISION.size
 # LOGC[game, round - 1, candidate, C_*]: each candidate (candidate 0: the field's choice)
 CANDIDATE = L.Fields()
@@ -617,6 +624,11 @@ def search_commit(R, P, W, B, D, PUB, LL, POST, RIVALS, CAND, ACC, n, me, r, see
     LD[D_SEARCHED] = 1
     LD[D_DIAL] = PRE[L.V_DIAL]
     LD[D_CAPITAL] = PRE[L.V_MY_CAPITAL + me]
+    net = others_net_per_round(R, PRE, 0.0)
+    LD[D_NET] = int(round(net))
+    LD[D_PROJECTION] = int(round(world_projection(R, PRE) + net * chip_rounds_left(R, PRE)))
+    LD[D_CELL] = table_cell(R, PRE)
+    LD[D_MEMO] = W[L.V_MY_MEMO + me]
     LD[D_CHOSEN] = chosen
     LD[D_CANDIDATES] = nc
     LD[D_ROLLOUTS] = K

@@ -35,6 +35,9 @@ class Param:
     help: str
     lo: float | None = None
     hi: float | None = None
+    # True: left out of a lineup's hash while at its default (`fbsim.lineup.Lineup.canonical`),
+    # so that declaring it changed the hash of no lineup written before it
+    quiet: bool = False
 
 
 def param_index(params: tuple[Param, ...], name: str) -> int:

@@ -107,8 +107,8 @@ def cornered(R, V, P, seed, game):
 def _params() -> tuple[Param, ...]:
     weights = tuple(Param(f"w{k}", 1.0 if k == 0 else 0.0, f"weight of component {k}", 0, 1)
                     for k in range(COMPONENTS))
-    comps = tuple(Param(f"c{k}_{p.name}", p.default, f"component {k}: {p.help}", p.lo, p.hi)
-                  for k in range(COMPONENTS) for p in PARAMS)
+    comps = tuple(Param(f"c{k}_{p.name}", p.default, f"component {k}: {p.help}", p.lo, p.hi,
+                        p.quiet) for k in range(COMPONENTS) for p in PARAMS)
     how = Param("draw", DRAW_SEAT, "1: every seat draws its own component (the game as "
                 "played); 0: one draw per Agenda, shared by its seats (a team)", 0, 1)
     return weights + comps + (how,)

@@ -25,6 +25,12 @@ gives each Agenda its own parameters):
   plan), then a late rush or a late correction once the first reveals have shown the table;
 - **the last round** (`last_aim`): steers the final Dial (no world turn follows, R-E1) to
   `last_aim` with every Agent it has, no tolerance: the band its Agenda scores in (R-X1);
+- **a table of commitments** (`r<round>_<band>`, rounds 1 to `TABLE_ROUNDS`): in the round
+  and the Dial's band it decides in (`table_cell`: below `TABLE_EDGE` ppm under Severe, the
+  edge below Severe, Severe, Extreme and above), the commitment it plays instead of its plan
+  (`table_commit`: 10 x COOL + BURN, + 100 with its BURNs masked while Masks last; -1, the
+  default: its plan). The equilibrium search does not move these; the searcher's departures,
+  distilled, set them (`fbsim.experiments.search.distill`);
 - **Accusations** (`accuse`, `accuse_min`, `cornered`): points at the most open burner, the
   most open cooler, by the way the Dial runs, or at the rival that public evidence names the
   likeliest Accelerationist (`fbsim.policies.beliefs`) when its score reaches `accuse_min`;
@@ -66,6 +72,27 @@ from fbsim.policies.common import (
     reveal_pays,
 )
 
+TABLE_ROUNDS = 8  # the table covers rounds 1 .. 8 (later rounds: the plan)
+TABLE_BANDS = ("low", "edge", "severe", "extreme")  # the Dial's bands of `table_cell`
+TABLE_EDGE = 20  # ppm under Severe's first where the band "edge" starts
+TABLE_OFF = -1.0  # a cell that plays the plan
+TABLE_MASKED = 100  # + this: its BURNs masked
+_BAND_TEXT = (f"below Severe less {TABLE_EDGE} ppm", f"within {TABLE_EDGE} ppm under Severe",
+              "in Severe", "in Extreme or above")
+
+
+def table_name(r: int, band: int) -> str:
+    """The parameter of the table's cell for round r (1-based) and band `band`."""
+    return f"r{r}_{TABLE_BANDS[band]}"
+
+
+TABLE = tuple(Param(table_name(r, b), TABLE_OFF,
+                    f"round {r}, the Dial {_BAND_TEXT[b]}: the commitment it plays instead of "
+                    "its plan, 10 x COOL + BURN (+100: its BURNs masked; -1: its plan)",
+                    TABLE_OFF, TABLE_MASKED + 66, quiet=True)
+              for r in range(1, TABLE_ROUNDS + 1) for b in range(len(TABLE_BANDS)))
+TABLE_NAMES = frozenset(p.name for p in TABLE)
+
 PARAMS = (
     Param("aim", 529.5, "final Dial (ppm) it steers the projection towards", 300, 800),
     Param("tolerance", 4.0, "ppm off the aim it accepts without steering", 0, 100),
@@ -94,7 +121,7 @@ PARAMS = (
           "(below 300: off)", 0, 650),
     Param("steer_from", 1.0, "the first round it steers, burns and pushes the Collapse plan in "
           "(before it: `disguise` open COOL, the rest WORKS)", 1, L.MAX_ROUNDS),
-)
+) + TABLE
 
 P_AIM = param_index(PARAMS, "aim")
 P_TOLERANCE = param_index(PARAMS, "tolerance")
@@ -117,6 +144,8 @@ P_CORNERED = param_index(PARAMS, "cornered")
 P_LAST_AIM = param_index(PARAMS, "last_aim")
 LAST_AIM_OFF = 300.0  # `last_aim` below this: off
 P_STEER_FROM = param_index(PARAMS, "steer_from")
+TABLE_AT = param_index(PARAMS, table_name(1, 0))  # cell c at TABLE_AT + c (`table_cell`)
+N_BANDS = len(TABLE_BANDS)
 
 # what `buy` buys
 BUY_NOTHING = 0
@@ -158,7 +187,59 @@ def steering_chips(R, V, P, o):
 
 
 @shared
+def table_cell(R, V):
+    """The table's cell of this decision: (round - 1) x N_BANDS + the Dial's band as it
+    decides (public, R-I1); -1 after round TABLE_ROUNDS."""
+    r = V[L.V_ROUND]
+    if r > TABLE_ROUNDS:
+        return -1
+    dial = V[L.V_DIAL]
+    band = 3
+    if dial < R[L.R_SEVERE] - TABLE_EDGE:
+        band = 0
+    elif dial < R[L.R_SEVERE]:
+        band = 1
+    elif dial < R[L.R_EXTREME]:
+        band = 2
+    return (r - 1) * N_BANDS + band
+
+
+@shared
+def table_code(V, R, P, o):
+    """The table's commitment code for this decision (-1: the plan)."""
+    cell = table_cell(R, V)
+    if cell < 0:
+        return -1
+    x = P[o + TABLE_AT + cell]
+    if x < -0.5:
+        return -1
+    return int(x + 0.5)
+
+
+@shared
+def table_commit(R, V, code):
+    """The commitment a table code asks for: 10 x COOL + BURN open chips (each at most the
+    Agents), its BURNs masked while Masks last when code >= TABLE_MASKED (R-C2), the COOL cut
+    to what it can pay (R-C3), WORKS the rest (R-C1)."""
+    agents = R[L.R_AGENTS]
+    c = code % 100
+    cool = clamp(c // 10, 0, agents)
+    burn = clamp(c % 10, 0, agents - cool)
+    mb = 0
+    if code >= TABLE_MASKED:
+        mb, _ = mask_split(V, burn, 0, burn, 0)
+    cool = max_affordable_cool(R, V, cool, burn - mb)
+    works = agents - cool - burn
+    if not commit_is_legal(R, V, works, cool, burn, 0, mb):
+        return agents, 0, 0, 0, 0
+    return works, cool, burn, 0, mb
+
+
+@shared
 def plan_commit(R, V, P, o):
+    code = table_code(V, R, P, o)
+    if code >= 0:
+        return table_commit(R, V, code)
     agents = R[L.R_AGENTS]
     left = chip_rounds_left(R, V)
     most = steering_chips(R, V, P, o)

@@ -62,6 +62,14 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
         result = seat_summary.summary(s)
         if searcher_games:
             searcher_audit(s, result, searcher_games, searcher_knobs, progress, echo)
+            while not result["searcher_audit"]["held"] and \
+                    len(s.state.distillations) < budget.distill:
+                if not s.distill(searcher_games, searcher_knobs or default_knobs(),
+                                 searched_gains(result))["changed"]:
+                    break  # (the searcher's departures agree on no cell: nothing to add)
+                s.run()
+                result = seat_summary.summary(s)
+                searcher_audit(s, result, searcher_games, searcher_knobs, progress, echo)
         if echo:  # (the time is not kept: the summaries are the same bytes on any machine)
             echo(f"  {n} players: {result['iterations']} iterations, "
                  f"{result['games']:,} games; this run took {time.monotonic() - began:.0f} s")
@@ -72,16 +80,30 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
     return doc
 
 
+def default_knobs():
+    from fbsim.experiments.search.searcher import Knobs
+
+    return Knobs()
+
+
+def searched_gains(result: dict) -> dict:
+    """Each Agenda's searcher gain and interval in a summary (what asked for a
+    distillation)."""
+    return {a: {"search_gain": r["search_gain"], "search_gain_ci": r["search_gain_ci"]}
+            for a, r in result["agendas"].items() if r.get("search_gain") is not None}
+
+
 def searcher_audit(s: SeatSearch, result: dict, seat_games: int, knobs, progress, echo) -> None:
     """The out-of-family audit of the answer's field: the searcher's single-seat gain per
     Agenda at two budgets (`fbsim.experiments.search.searcher.search_gains`, on a seed of
-    its own), written beside the planner family's gains (`search_gain`, `search_gain_ci`,
-    `search_gain_by_rollouts`); the field is converged only if it holds against both."""
+    its own for each phase of the search), written beside the planner family's gains
+    (`search_gain`, `search_gain_ci`, `search_gain_by_rollouts`); the field is converged only
+    if it holds against both."""
     from fbsim.experiments.search.equilibrium.seeds import seed_of
-    from fbsim.experiments.search.searcher import Knobs, gains_summary, search_gains
-    knobs = knobs or Knobs()
+    from fbsim.experiments.search.searcher import gains_summary, search_gains
+    knobs = knobs or default_knobs()
     field = s.field(s.state.iterations[result["field_iteration"]].mixture)
-    seed = seed_of(s.seed, s.players, "audit-searcher")
+    seed = seed_of(s.seed, s.players, "audit-searcher", len(s.state.distillations))
     gains = search_gains(s.rules, field, seed, seat_games=seat_games, knobs=knobs,
                          progress=progress)
     audit = gains_summary(gains, knobs, seed, "the answer's field", seat_games,

@@ -41,20 +41,32 @@ SPREAD = 0.15  # a search's first spread, a share of each parameter's range
 
 
 def box(start: dict) -> list[Dim]:
-    """The planner's whole space, the search starting at `start`."""
-    from fbsim.policies.planner import PARAMS
+    """The planner's whole space but its table (`fbsim.policies.planner.TABLE`, set by the
+    searcher's distillation and kept as the start has it: `with_table`), the search starting
+    at `start`."""
+    from fbsim.policies.planner import PARAMS, TABLE_NAMES
 
     return [Dim(p.name, p.lo, p.hi, p.name in INTEGER, min(max(start[p.name], p.lo), p.hi))
-            for p in PARAMS]
+            for p in PARAMS if p.name not in TABLE_NAMES]
+
+
+def with_table(candidate: dict, start: dict) -> dict:
+    """A searched candidate (`box`'s parameters) with the start's table."""
+    from fbsim.policies.planner import TABLE_NAMES
+
+    return planner_params({**{k: v for k, v in start.items() if k in TABLE_NAMES},
+                           **candidate})
 
 
 def moves(strategy: dict) -> list[dict]:
-    """Large one-parameter moves of a strategy: each parameter at the bottom and at the top
-    of its range (where that changes it)."""
-    from fbsim.policies.planner import PARAMS
+    """Large one-parameter moves of a strategy: each parameter but the table's at the bottom
+    and at the top of its range (where that changes it)."""
+    from fbsim.policies.planner import PARAMS, TABLE_NAMES
 
     out = []
     for p in PARAMS:
+        if p.name in TABLE_NAMES:
+            continue
         for v in (p.lo, p.hi):
             if strategy[p.name] != v:
                 out.append({**strategy, p.name: float(v)})
@@ -139,15 +151,15 @@ def best_response(rules: Rules, field_lineup: Lineup, agenda: str, candidates: d
     for k, i in enumerate(order[:effort.starts]):
         start = pool[i]
 
-        def gen_score(cands, gen, k=k):
-            return score([planner_params(c) for c in cands], seed_of("search", k, gen),
+        def gen_score(cands, gen, k=k, start=start):
+            return score([with_table(c, start) for c in cands], seed_of("search", k, gen),
                          effort.search_games)
 
         res = cem(gen_score, box(start), generations=effort.generations,
                   population=effort.population, seed=seed_of("search", k, 999) % 2**32,
                   spread=SPREAD)
         curve += [{"start": labels[i], **row} for row in res.curve]
-        for x in (planner_params(res.best), planner_params(res.best_mean)):
+        for x in (with_table(res.best, start), with_table(res.best_mean, start)):
             if x not in finalists:
                 finalists.append(x)
                 where.append(labels[i])

@@ -13,7 +13,8 @@ from __future__ import annotations
 import hashlib
 
 STREAMS = ("meta", "search", "select", "confirm", "audit-search", "audit-select",
-           "audit-confirm", "audit-searcher", "searcher-beliefs", "ladder", "ladder-searcher",
+           "audit-confirm", "audit-searcher", "searcher-beliefs", "distill", "ladder",
+           "ladder-searcher",
            "rulebook-sampler", "rulebook-final", "rulebook-confirm")
 SEED_BITS = 62  # the seeds stay non-negative int64 values
 

@@ -67,6 +67,14 @@ class State:
     audits: list[Audit] = field(default_factory=list)
     games: int = 0
     pending: dict = field(default_factory=dict)
+    # the searcher's departures distilled into the field (`trainer.SeatSearch.distill`), in
+    # order: each a `Distillation.as_dict()`; the search goes on from each
+    distillations: list[dict] = field(default_factory=list)
+
+    def phase_start(self) -> int:
+        """The first iteration after the last distillation (0: none): the search's current
+        phase, whose iterations alone can answer."""
+        return self.distillations[-1]["after"] if self.distillations else 0
 
     def audit_of(self, k: int) -> Audit | None:
         return next((a for a in self.audits if a.iteration == k), None)
@@ -95,7 +103,8 @@ class State:
             return cls(config=saved, populations=doc["populations"], mixture=doc["mixture"],
                        iterations=[_iteration(x) for x in doc["iterations"]],
                        audits=[_audit(x) for x in doc["audits"]], games=int(doc["games"]),
-                       pending=doc.get("pending") or {})
+                       pending=doc.get("pending") or {},
+                       distillations=list(doc.get("distillations") or []))
         except UsageError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as e:

@@ -51,7 +51,8 @@ def summary(search: SeatSearch) -> dict:
             "collapse": stats["collapse"], "everyone_loses": stats["everyone_loses"],
             "meta_regret": rec.meta_regret,
             "mixture": played({a: rec.mixture[a] for a in AGENDAS}),
-            "populations": {a: len(p) for a, p in st.populations.items()}}
+            "populations": {a: len(p) for a, p in st.populations.items()},
+            "distillations": st.distillations}
 
 
 def pc(x: float | None) -> str:
@@ -109,6 +110,10 @@ def field_file_text(search: SeatSearch, s: dict) -> str:
                      f"{gain(r['seat_deviation_gain'], r['seat_gain_ci'])}, "
                      f"team {gain(r['team_deviation_gain'], r['team_gain_ci'])} points"
                      + searcher_text(r))
+    if s.get("distillations"):
+        lines += ["", f"The searcher's departures were distilled into the planners' tables "
+                  f"(r<round>_<band>) {len(s['distillations'])} times; the search went on "
+                  "from each (summary.md lists every cell)."]
     lines += ["", "Deviation gains are the largest a search found: lower bounds of what "
               "exists.", "Each seat draws one planner of its Agenda's mixture with these "
               "weights, every game.", "Play it: fbsim simulate --lineup THIS_FILE --players "
@@ -155,9 +160,36 @@ def write_summary_md(out, doc: dict):
                      f"{'yes' if s['converged'] else 'no'} | "
                      f"{interval(s['collapse'], 'rate', 'ci')} | "
                      f"{interval(s['everyone_loses'], 'rate', 'ci')} |")
+    for n, s in doc["players"].items():
+        if s.get("draw") == DRAW and s.get("distillations"):
+            lines += ["", f"## {n} players: the searcher's departures distilled", "",
+                      *distillation_lines(s["distillations"])]
     path = out / "summary.md"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def distillation_lines(records: list[dict]) -> list[str]:
+    """Each distillation (`trainer.SeatSearch.distill`): what the searcher gained before it and
+    every table cell it changed."""
+    from fbsim.experiments.search.distill import Change
+
+    lines = []
+    for k, d in enumerate(records):
+        before = ", ".join(f"{a} {gain(g['search_gain'], g['search_gain_ci'])}"
+                           for a, g in d["searcher_before"].items())
+        lines.append(f"{k + 1}. After iteration {d['after'] - 1} (the field of iteration "
+                     f"{d['field_iteration']}; the searcher's gains {before or '-'} points), "
+                     f"{d['changed']} table cells changed (each changed component replaced "
+                     "by a copy that takes its weight):")
+        for a, x in d["agendas"].items():
+            share = x["departures"] / x["decisions"] if x["decisions"] else 0.0
+            lines.append(f"   - {a} (the searcher departed in {100 * share:.0f}% of "
+                         f"{x['decisions']:,} commitments; estimated "
+                         f"{100 * x['estimated_gain']:+.1f} points):")
+            lines += [f"     - {Change(**c).text()}" for c in x["changes"]] or \
+                ["     - no cell changed"]
+    return lines
 
 
 def format_summary(players: int, s: dict) -> str:

@@ -24,6 +24,11 @@ the population and the search goes on. A search that runs out of iterations answ
 its least exploitable field (the lowest largest confirmed gain), audited, and says that it
 did not converge.
 
+Out of the family, the searcher audits the answer (`fbsim.experiments.search.searcher`); where
+it gains, its departures are **distilled** into the field's tables (`distill`, expert
+iteration) and the search goes on from the distilled field: a new phase, whose own iterations
+and audits alone can answer (`State.phase_start`).
+
 Every seed comes from `seeds.seed_of`; the state (`state.State`) is saved after every step.
 """
 
@@ -59,12 +64,12 @@ from fbsim.experiments.search.equilibrium.state import (
 )
 from fbsim.game import layout as L
 from fbsim.lineup import Entry, Lineup
-from fbsim.policies.field import component_params
+from fbsim.policies.field import COMPONENTS, component_params
 
 AGENDAS = L.AGENDA_NAMES
 DRAW = "seat"
 # budget a saved search may be resumed with, changed
-RESUMABLE = ("iterations", "audits", "starts", "audit_starts")
+RESUMABLE = ("iterations", "audits", "starts", "audit_starts", "distill")
 
 @dataclass(frozen=True)
 class Budget:
@@ -87,6 +92,7 @@ class Budget:
     audit_starts: int = 4  # the same in an audit
     audits: int = 3  # at most
     tolerance: float = 0.03  # single-seat gain (upper end of its 95% interval) that stops
+    distill: int = 2  # distillations of the searcher's departures, at most (`distill`)
 
     def __post_init__(self):
         for name in ("meta_games", "screen_games", "search_games", "select_games",
@@ -99,6 +105,8 @@ class Budget:
             if not 1 <= getattr(self, name) <= hi:
                 raise UsageError(f"--{name.replace('_', '-')}: 1 to {hi}, got "
                                  f"{getattr(self, name)}")
+        if not 0 <= self.distill <= 20:
+            raise UsageError(f"--distill: 0 to 20, got {self.distill}")
 
     def effort(self, audit: bool) -> Effort:
         return Effort(starts=self.audit_starts if audit else self.starts,
@@ -298,35 +306,100 @@ class SeatSearch:
                  + gains_line(audit.team))
         return audit
 
+    def distill(self, seat_games: int, knobs, audit: dict | None = None, progress=None
+                ) -> dict:
+        """Expert iteration: the searcher's departures against the answer's field, each
+        Agenda's in turn (`fbsim.experiments.search.distill`, on seeds of the stream
+        "distill"), become a copy of each field component with its table changed; the copy
+        joins the population and takes its parent's weight, and the search goes on from that
+        mixture (a new phase: `State.phase_start`). `audit`: the searcher's gains that asked
+        for it, kept in the record. Returns the record (`State.distillations`), kept only
+        where a cell changed (`changed`)."""
+        from fbsim.experiments.search.distill import components, distill
+
+        st = self.state
+        k = self.chosen()
+        mix = played(st.iterations[k].mixture)
+        field = self.field(st.iterations[k].mixture)
+        phase = len(st.distillations)
+        record = {"after": len(st.iterations), "field_iteration": k, "seat_games": seat_games,
+                  "knobs": knobs.as_dict(), "searcher_before": audit or {}, "agendas": {}}
+        new_mix = {}
+        for a in AGENDAS:
+            self.say(f"distillation {phase + 1}: the searcher's departures of the {a}")
+            d = distill(self.rules, field, a, self.seed_of("distill", phase, a), seat_games,
+                        knobs, belief_seed=self.seed_of("searcher-beliefs"), progress=progress)
+            w = np.asarray(mix[a], dtype=float)
+            order = [i for i in np.argsort(-w, kind="stable") if w[i] > 0][:COMPONENTS]
+            weights = [0.0] * len(st.populations[a])
+            for i in order:
+                weights[i] = float(w[i])
+            pop = st.populations[a]
+            for j, (_, params) in enumerate(components(d.lineup.by_agenda[a])):
+                i = order[j]
+                new = planner_params(params)
+                if new == pop[i]:
+                    continue
+                if new not in pop:
+                    pop.append(new)
+                    weights.append(0.0)
+                idx = pop.index(new)
+                weights[idx] += weights[i]
+                weights[i] = 0.0
+            total = sum(weights)
+            new_mix[a] = [x / total for x in weights]
+            record["agendas"][a] = {
+                "changes": [c.as_dict() for c in d.changes], "seat_games": d.seat_games,
+                "decisions": d.decisions, "departures": d.departures,
+                "estimated_gain": d.gain()}
+            self.say(f"distillation {phase + 1}: the {a}: {len(d.changes)} table cells "
+                     f"changed (the searcher departed in {d.departures:,} of {d.decisions:,} "
+                     f"commitments; estimated {100 * d.gain():+.1f} points)")
+        record["changed"] = sum(len(x["changes"]) for x in record["agendas"].values())
+        if record["changed"]:  # (else nothing to go on from: no new phase)
+            st.mixture = new_mix
+            st.pending = {}
+            st.distillations.append(record)
+            self.save()
+        return record
+
     # ------------------------------------------------------------------ the loop
 
     def converged(self) -> int | None:
-        """The last iteration whose own search and audit found no single-seat gain above the
-        tolerance, or None."""
+        """The last iteration of the current phase whose own search and audit found no
+        single-seat gain above the tolerance, or None."""
         tol = self.budget.tolerance
         ok = [a.iteration for a in self.state.audits
-              if a.worst() <= tol and self.state.iterations[a.iteration].worst() <= tol]
+              if a.iteration >= self.state.phase_start() and a.worst() <= tol
+              and self.state.iterations[a.iteration].worst() <= tol]
         return max(ok) if ok else None
 
     def chosen(self) -> int:
-        """The answer's iteration: the converged field, else the least exploitable one (ties:
-        the later)."""
+        """The answer's iteration: the converged field, else the current phase's least
+        exploitable one (ties: the later)."""
         c = self.converged()
         if c is not None:
             return c
-        its = range(len(self.state.iterations))
+        its = range(self.state.phase_start(), len(self.state.iterations))
         return min(its, key=lambda k: (self.state.exploitability(k), -k))
 
     def run(self) -> None:
+        """Iterate and audit until the current phase converges, or its iterations (and
+        audits) run out."""
         st, b = self.state, self.budget
+        start = st.phase_start()
+
+        def audits() -> int:
+            return sum(1 for a in st.audits if a.iteration >= start)
+
         if st.pending.get("audit") is not None:
             self.audit(st.pending["audit"])
-        while self.converged() is None and len(st.iterations) < b.iterations:
+        while self.converged() is None and len(st.iterations) - start < b.iterations:
             rec = self.iterate()
-            if rec.worst() <= b.tolerance and len(st.audits) < b.audits:
+            if rec.worst() <= b.tolerance and audits() < b.audits:
                 audit = self.audit(rec.iteration)
                 self.grow(audit.seat)
-        while self.converged() is None and len(st.audits) < b.audits and \
+        while self.converged() is None and audits() < b.audits and \
                 st.audit_of(self.chosen()) is None:
             self.audit(self.chosen())
 
