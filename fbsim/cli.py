@@ -965,8 +965,9 @@ def equilibrium_cmd(
         min=1, max=100_000)] = 64,
     distill: Annotated[int | None, typer.Option(
         help="seat: where the searcher beats the answer, distil its departures into the "
-             "field's tables of commitments (by round and the Dial's band) and solve on from "
-             "there, at most this many times, 0 to 20 (2; needs --searcher-games).")] = None,
+             "field's tables of commitments (by round and projected final Dial) and solve on "
+             "from there, at most this many times, 0 to 20 (2; needs --searcher-games).")
+                                ] = None,
     quiet: QuietOpt = False,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,

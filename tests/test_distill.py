@@ -29,20 +29,24 @@ def every_cell(code: float) -> dict:
     return {p.name: code for p in TABLE}
 
 
-def test_table_cell_by_round_and_the_dials_band_R_E2():
-    """The cell is the round and the Dial's band as the player decides (R-I1: public): below
-    Severe less 20 ppm, the 20 ppm under Severe, Severe (R-E2), Extreme and above."""
+def test_table_cell_by_round_and_the_band_of_the_projected_final_Dial_R_E2():
+    """The cell is the round and the band of the final Dial the player projects (public,
+    R-I1): from 40 ppm under Severe (R-E2) in steps of 20 to 20 over it, Extreme, halfway to
+    Collapse, Collapse and 25 over it."""
     rules = load_rules(players=4)
     R = rules_vector(rules)
-    V = np.zeros(GL.V_SIZE, dtype=np.int64)
-    severe, extreme = rules.dial.severe, rules.dial.extreme
-    cases = [(1, severe - 21, 0), (1, severe - 20, 1), (1, severe - 1, 1), (1, severe, 2),
-             (2, extreme - 1, 2 + N_BANDS), (2, extreme, 3 + N_BANDS),
-             (TABLE_ROUNDS, 700, (TABLE_ROUNDS - 1) * N_BANDS + 3), (TABLE_ROUNDS + 1, 450, -1)]
-    for r, dial, cell in cases:
-        V[GL.V_ROUND], V[GL.V_DIAL] = r, dial
-        assert table_cell(R, V) == cell, (r, dial)
-    assert TABLE[(2 - 1) * N_BANDS + 2].name == table_name(2, 2) == "r2_severe"
+    V = np.zeros(GL.V_SIZE, dtype=np.int64)  # (no reveal yet: the projection is the world's)
+    severe, extreme, collapse = rules.dial.severe, rules.dial.extreme, rules.dial.collapse
+    cases = [(1, severe - 41, 0), (1, severe - 40, 1), (1, severe - 1, 2), (1, severe, 3),
+             (2, extreme - 1, 4 + N_BANDS), (2, extreme, 5 + N_BANDS),
+             (2, (extreme + collapse) // 2, 6 + N_BANDS), (3, collapse, 7 + 2 * N_BANDS),
+             (TABLE_ROUNDS, collapse + 25, (TABLE_ROUNDS - 1) * N_BANDS + 8),
+             (TABLE_ROUNDS + 1, 450, -1)]
+    for r, projected, cell in cases:
+        V[GL.V_ROUND], V[GL.V_WORLD_PROJECTION] = r, projected
+        assert table_cell(R, V) == cell, (r, projected)
+    assert TABLE[(2 - 1) * N_BANDS + 2].name == table_name(2, 2) == "r2_p2"
+    assert len(TABLE) == TABLE_ROUNDS * N_BANDS
 
 
 def test_a_table_cell_plays_its_commitment_in_both_engines_R_C1_R_C2():
@@ -90,8 +94,8 @@ def test_the_table_off_changes_no_game_nor_any_lineups_hash():
     a, b = simulate(rules, plain, 1, 200), simulate(rules, off, 1, 200)
     assert all(np.array_equal(a[k], b[k]) for k in a)
     assert lineup_hash(plain) == lineup_hash(off)
-    assert '"r1_low"' not in off.canonical()
-    on = Lineup({a: Entry.make("planner", {**plan, "r2_edge": 20}) for a in GL.AGENDA_NAMES})
+    assert '"r1_p0"' not in off.canonical()
+    on = Lineup({a: Entry.make("planner", {**plan, "r2_p3": 20}) for a in GL.AGENDA_NAMES})
     assert lineup_hash(on) != lineup_hash(plain)
 
 
@@ -133,7 +137,7 @@ def test_a_cell_takes_the_commitment_its_decisions_favour_clearly():
         (2, TABLE_BANDS[1], -1, 0)]
     assert changes[0].gain == pytest.approx(50 * 0.25 / 100)
     new = DS.apply(entry, changes)
-    assert new.as_dict()["r2_edge"] == 0.0 and new.as_dict()["r2_severe"] == -1.0
+    assert new.as_dict()["r2_p1"] == 0.0 and new.as_dict()["r2_p2"] == -1.0
     # (the table it now has is the field's choice: the same log changes nothing more)
     assert tally.changes([new.as_dict()], min_decisions=30) == []
 
@@ -163,8 +167,8 @@ def test_a_fields_decisions_are_filed_under_the_component_they_drew():
     tally.add(entry, D, C)
     tables = [p for _, p in DS.components(entry)]
     changes = tally.changes(tables)
-    assert [(c.component, c.round, c.band) for c in changes] == [(1, 2, "low")]
+    assert [(c.component, c.round, c.band) for c in changes] == [(1, 2, "p0")]
     new = F.component_params(DS.apply(entry, changes).as_dict())
-    assert new[0][1]["r2_low"] == -1.0 and new[1][1]["r2_low"] == 0.0
+    assert new[0][1]["r2_p0"] == -1.0 and new[1][1]["r2_p0"] == 0.0
     assert DS.code_text(0) == "0 COOL, 0 BURN" and DS.code_text(124) == \
         "2 COOL, 4 BURN (BURNs masked)" and DS.code_of((2, 0, 4, 0, 1)) == 104

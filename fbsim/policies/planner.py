@@ -25,9 +25,9 @@ gives each Agenda its own parameters):
   plan), then a late rush or a late correction once the first reveals have shown the table;
 - **the last round** (`last_aim`): steers the final Dial (no world turn follows, R-E1) to
   `last_aim` with every Agent it has, no tolerance: the band its Agenda scores in (R-X1);
-- **a table of commitments** (`r<round>_<band>`, rounds 1 to `TABLE_ROUNDS`): in the round
-  and the Dial's band it decides in (`table_cell`: below `TABLE_EDGE` ppm under Severe, the
-  edge below Severe, Severe, Extreme and above), the commitment it plays instead of its plan
+- **a table of commitments** (`r<round>_p<band>`, rounds 1 to `TABLE_ROUNDS`): in the round
+  and the band of the final Dial it projects as it decides (`table_cell`: nine bands, from
+  40 ppm under Severe to 25 ppm over Collapse), the commitment it plays instead of its plan
   (`table_commit`: 10 x COOL + BURN, + 100 with its BURNs masked while Masks last; -1, the
   default: its plan). The equilibrium search does not move these; the searcher's departures,
   distilled, set them (`fbsim.experiments.search.distill`);
@@ -73,12 +73,15 @@ from fbsim.policies.common import (
 )
 
 TABLE_ROUNDS = 8  # the table covers rounds 1 .. 8 (later rounds: the plan)
-TABLE_BANDS = ("low", "edge", "severe", "extreme")  # the Dial's bands of `table_cell`
-TABLE_EDGE = 20  # ppm under Severe's first where the band "edge" starts
+# the bands of the projected final Dial (`table_cell`), by their first ppm: an offset from
+# Severe's first (R-E2), Extreme's, halfway to Collapse, or Collapse's
+TABLE_BANDS = ("p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8")
+BAND_TEXT = ("below Severe less 40 ppm", "from Severe less 40 ppm", "from Severe less 20 ppm",
+              "from Severe's first ppm", "from Severe plus 20 ppm", "from Extreme's first ppm",
+              "from halfway between Extreme and Collapse", "from Collapse",
+              "from Collapse plus 25 ppm")
 TABLE_OFF = -1.0  # a cell that plays the plan
 TABLE_MASKED = 100  # + this: its BURNs masked
-_BAND_TEXT = (f"below Severe less {TABLE_EDGE} ppm", f"within {TABLE_EDGE} ppm under Severe",
-              "in Severe", "in Extreme or above")
 
 
 def table_name(r: int, band: int) -> str:
@@ -87,8 +90,9 @@ def table_name(r: int, band: int) -> str:
 
 
 TABLE = tuple(Param(table_name(r, b), TABLE_OFF,
-                    f"round {r}, the Dial {_BAND_TEXT[b]}: the commitment it plays instead of "
-                    "its plan, 10 x COOL + BURN (+100: its BURNs masked; -1: its plan)",
+                    f"round {r}, the projected final Dial {BAND_TEXT[b]} (the next band's "
+                    "excluded): the commitment it plays instead of its plan, 10 x COOL + "
+                    "BURN (+100: its BURNs masked; -1: its plan)",
                     TABLE_OFF, TABLE_MASKED + 66, quiet=True)
               for r in range(1, TABLE_ROUNDS + 1) for b in range(len(TABLE_BANDS)))
 TABLE_NAMES = frozenset(p.name for p in TABLE)
@@ -187,20 +191,30 @@ def steering_chips(R, V, P, o):
 
 
 @shared
+def band_edge(R, b):
+    """The first ppm of the table's band b (1 .. N_BANDS - 1; `TABLE_BANDS`)."""
+    severe, extreme, collapse = R[L.R_SEVERE], R[L.R_EXTREME], R[L.R_COLLAPSE]
+    if b <= 4:
+        return severe + 20 * (b - 3)
+    if b == 5:
+        return extreme
+    if b == 6:
+        return (extreme + collapse) // 2
+    return collapse + 25 * (b - 7)
+
+
+@shared
 def table_cell(R, V):
-    """The table's cell of this decision: (round - 1) x N_BANDS + the Dial's band as it
-    decides (public, R-I1); -1 after round TABLE_ROUNDS."""
+    """The table's cell of this decision: (round - 1) x N_BANDS + the band of the final Dial
+    it projects (`projection`, public: R-I1); -1 after round TABLE_ROUNDS."""
     r = V[L.V_ROUND]
     if r > TABLE_ROUNDS:
         return -1
-    dial = V[L.V_DIAL]
-    band = 3
-    if dial < R[L.R_SEVERE] - TABLE_EDGE:
-        band = 0
-    elif dial < R[L.R_SEVERE]:
-        band = 1
-    elif dial < R[L.R_EXTREME]:
-        band = 2
+    p = projection(R, V)
+    band = 0
+    for b in range(1, N_BANDS):
+        if p >= band_edge(R, b):
+            band = b
     return (r - 1) * N_BANDS + band
 
 

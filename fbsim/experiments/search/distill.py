@@ -3,8 +3,8 @@
 The searcher (`fbsim.experiments.search.searcher`) improves on the field one decision at a
 time, by rollouts; the field cannot search. Distillation gives the field what the searcher
 found, in a form the fast kernel plays without a rollout: each planner of an Agenda's field
-keeps a table of commitments by round and the Dial's band (`fbsim.policies.planner.TABLE`,
-`table_cell`). For one Agenda:
+keeps a table of commitments by round and the band of the final Dial it projects
+(`fbsim.policies.planner.TABLE`, `table_cell`). For one Agenda:
 
 1. the searcher plays the seat-games it was dealt the Agenda against the field (seats
    rotated, every candidate's rollout tallies logged, `Searcher.play(full_log=True)`);
@@ -39,7 +39,7 @@ from fbsim.game import layout as L
 from fbsim.kernel import search as KS
 from fbsim.lineup import Entry, Lineup
 from fbsim.policies import field as F
-from fbsim.policies.planner import N_BANDS, TABLE, TABLE_BANDS, TABLE_MASKED
+from fbsim.policies.planner import BAND_TEXT, N_BANDS, TABLE, TABLE_BANDS, TABLE_MASKED
 from fbsim.rules import Rules
 
 MARGIN = 3.0  # the paired z over a cell a change needs
@@ -50,7 +50,7 @@ MIN_DECISIONS = 30  # ... of at least this many decisions
 @dataclass(frozen=True)
 class Change:
     """One table cell changed: component `component` of the Agenda's field, round `round`,
-    the Dial's band `band`, from code `before` (-1: the plan) to `code`; `gain`: the summed
+    the projection's band `band`, from code `before` (-1: the plan) to `code`; `gain`: the summed
     one-step improvement per seat-game dealt the Agenda (win probability), `z` its paired z
     over the cell's `decisions`."""
 
@@ -67,7 +67,8 @@ class Change:
         return asdict(self)
 
     def text(self) -> str:
-        return (f"component {self.component}, round {self.round}, Dial {self.band}: "
+        where = BAND_TEXT[TABLE_BANDS.index(self.band)]
+        return (f"component {self.component}, round {self.round}, projected {where}: "
                 f"{code_text(self.before)} -> {code_text(self.code)} ({self.decisions:,} "
                 f"decisions, {100 * self.gain:+.2f} points, z {self.z:.1f})")
 
