@@ -404,6 +404,13 @@ BOT = BotSpec(
     market=market,
     accuse=accuse,
     cornered=cornered,
+    listed=tuple(p.name for p in PARAMS if p.name not in TABLE_NAMES),
+    note=f"r<round>_<band> (rounds 1..{TABLE_ROUNDS}, bands {TABLE_BANDS[0]}..{TABLE_BANDS[-1]}): "
+         "the table of commitments, 10 x COOL + BURN (+100: BURNs masked; -1, the default: "
+         "the plan) in that round when the projected final Dial is in that band: p0 below "
+         "Severe less 40 ppm, p1 from there, p2 from Severe less 20, p3 from Severe, p4 from "
+         "Severe plus 20, p5 from Extreme, p6 halfway to Collapse, p7 from Collapse, p8 from "
+         "Collapse plus 25 (set by `fbsim equilibrium --distill`)",
 )
 
 

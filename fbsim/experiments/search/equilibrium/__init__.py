@@ -70,6 +70,16 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
                 s.run()
                 result = seat_summary.summary(s)
                 searcher_audit(s, result, searcher_games, searcher_knobs, progress, echo)
+            best = least_searched(s.state.searched)
+            if best is not None and best["field_iteration"] != result["field_iteration"]:
+                # (a later phase the searcher beats by more: the answer is the earlier one)
+                s.answer = best["field_iteration"]
+                result = seat_summary.summary(s)
+                apply_audit(result, best)
+                if echo:
+                    echo(f"  {n} players: the answer is the field of iteration "
+                         f"{best['field_iteration']} (phase {best['phase']}), the one the "
+                         "searcher gains least against")
         if echo:  # (the time is not kept: the summaries are the same bytes on any machine)
             echo(f"  {n} players: {result['iterations']} iterations, "
                  f"{result['games']:,} games; this run took {time.monotonic() - began:.0f} s")
@@ -102,25 +112,53 @@ def searcher_audit(s: SeatSearch, result: dict, seat_games: int, knobs, progress
     from fbsim.experiments.search.equilibrium.seeds import seed_of
     from fbsim.experiments.search.searcher import gains_summary, search_gains
     knobs = knobs or default_knobs()
-    field = s.field(s.state.iterations[result["field_iteration"]].mixture)
-    seed = seed_of(s.seed, s.players, "audit-searcher", len(s.state.distillations))
-    gains = search_gains(s.rules, field, seed, seat_games=seat_games, knobs=knobs,
-                         progress=progress)
-    audit = gains_summary(gains, knobs, seed, "the answer's field", seat_games,
-                          s.budget.tolerance)
-    for a, g in audit["agendas"].items():
-        result["agendas"][a].update({"search_gain": g["search_gain"],
-                                     "search_gain_ci": g["search_gain_ci"],
-                                     "search_gain_by_rollouts": g["by_rollouts"],
-                                     "search_held": g["held"]})
-    result["searcher_audit"] = {k: audit[k] for k in ("seed", "seat_games", "knobs",
-                                                      "budgets", "held")}
-    result["converged"] = bool(result["converged"] and audit["held"])
+    k = result["field_iteration"]
+    phase = len(s.state.distillations)
+    seed = seed_of(s.seed, s.players, "audit-searcher", phase)
+    key = {"phase": phase, "field_iteration": k, "seed": seed, "seat_games": seat_games,
+           "knobs": knobs.as_dict()}
+    done = next((x for x in s.state.searched if {f: x[f] for f in key} == key), None)
+    if done is None:  # (a finished search run again reads its audit back)
+        field = s.field(s.state.iterations[k].mixture)
+        gains = search_gains(s.rules, field, seed, seat_games=seat_games, knobs=knobs,
+                             progress=progress)
+        audit = gains_summary(gains, knobs, seed, "the answer's field", seat_games,
+                              s.budget.tolerance)
+        done = {**key, "held": audit["held"], "budgets": audit["budgets"],
+                "worst": max(max(r["ci"][1] for r in g["by_rollouts"].values())
+                             for g in audit["agendas"].values()),
+                "agendas": {a: {"search_gain": g["search_gain"],
+                                "search_gain_ci": g["search_gain_ci"],
+                                "search_gain_by_rollouts": g["by_rollouts"],
+                                "search_held": g["held"]}
+                            for a, g in audit["agendas"].items()}}
+        s.state.searched.append(done)
+        s.save()
+    apply_audit(result, done)
+    audit = result["searcher_audit"]
     if echo:
         echo(f"  {s.players} players: the searcher's audit: " + ", ".join(
             f"{a} {100 * g['search_gain']:+.1f} [{100 * g['search_gain_ci'][0]:+.1f}, "
-            f"{100 * g['search_gain_ci'][1]:+.1f}]" for a, g in audit["agendas"].items())
+            f"{100 * g['search_gain_ci'][1]:+.1f}]" for a, g in done["agendas"].items())
              + (" (holds)" if audit["held"] else " (does not hold: not converged)"))
+
+
+def apply_audit(result: dict, done: dict) -> None:
+    """A searcher's audit (an entry of `State.searched`) written into a summary: its gains
+    beside the family's, and `converged` only if it held."""
+    for a, g in done["agendas"].items():
+        result["agendas"][a].update(g)
+    result["searcher_audit"] = {k: done[k] for k in ("seed", "seat_games", "knobs",
+                                                     "budgets", "held")}
+    result["converged"] = bool(result["converged"] and done["held"])
+
+
+def least_searched(searched: list[dict]) -> dict | None:
+    """The audited field the searcher gains least against (the smallest upper end of its
+    largest gain at any budget; ties: the later phase), or None."""
+    if not searched:
+        return None
+    return min(reversed(searched), key=lambda x: x["worst"])
 
 
 def format_summary(players: int, s: dict) -> str:

@@ -70,6 +70,9 @@ class State:
     # the searcher's departures distilled into the field (`trainer.SeatSearch.distill`), in
     # order: each a `Distillation.as_dict()`; the search goes on from each
     distillations: list[dict] = field(default_factory=list)
+    # the searcher's audits of answers (phase, field iteration, seed, budgets, gains): read
+    # back when a finished search runs again, and the answer is the one it gains least against
+    searched: list[dict] = field(default_factory=list)
 
     def phase_start(self) -> int:
         """The first iteration after the last distillation (0: none): the search's current
@@ -104,7 +107,8 @@ class State:
                        iterations=[_iteration(x) for x in doc["iterations"]],
                        audits=[_audit(x) for x in doc["audits"]], games=int(doc["games"]),
                        pending=doc.get("pending") or {},
-                       distillations=list(doc.get("distillations") or []))
+                       distillations=list(doc.get("distillations") or []),
+                       searched=list(doc.get("searched") or []))
         except UsageError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as e:

@@ -374,9 +374,13 @@ class SeatSearch:
               and self.state.iterations[a.iteration].worst() <= tol]
         return max(ok) if ok else None
 
+    answer: int | None = None  # set by the caller: the answer's iteration, whatever `chosen`
+
     def chosen(self) -> int:
-        """The answer's iteration: the converged field, else the current phase's least
-        exploitable one (ties: the later)."""
+        """The answer's iteration: `answer` where set, the converged field, else the current
+        phase's least exploitable one (ties: the later)."""
+        if self.answer is not None:
+            return self.answer
         c = self.converged()
         if c is not None:
             return c
