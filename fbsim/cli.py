@@ -968,6 +968,10 @@ def equilibrium_cmd(
              "field's tables of commitments (by round and projected final Dial) and solve on "
              "from there, at most this many times, 0 to 20 (2; needs --searcher-games).")
                                 ] = None,
+    distill_share: Annotated[float | None, typer.Option(
+        help="seat: the share of a field component's weight its distilled copy takes, above "
+             "0 and at most 1 (0.5: half the table keeps playing the old strategy).")
+                             ] = None,
     quiet: QuietOpt = False,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
@@ -1005,9 +1009,9 @@ def equilibrium_cmd(
         if text is not None:
             given[name] = games_count(text, "--" + name.replace("_", "-"))
     given["meta_steps"], given["audit_starts"] = meta_steps, audit_starts
-    given["distill"] = distill
+    given["distill"], given["distill_share"] = distill, distill_share
     own = {"seat": {"meta_games", "meta_steps", "screen_games", "select_games", "audit_games",
-                    "audit_starts", "distill"}, "agenda": {"cell_games"}}
+                    "audit_starts", "distill", "distill_share"}, "agenda": {"cell_games"}}
     for name in own["agenda" if draw == "seat" else "seat"]:
         if given.get(name) is not None:
             raise UsageError(f"--{name.replace('_', '-')}: only with --draw "

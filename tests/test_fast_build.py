@@ -8,7 +8,9 @@ games per table size and 400 random rule sets x 200 games.
 
 from __future__ import annotations
 
+import os
 import random
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -198,7 +200,8 @@ def test_R_I3_fast_build_views_and_decisions_ignore_rivals_hidden_state(
     rules = load_rules(players=players)
     lu = parse_lineup("random" if random_lineup else None)
     R = rules_vector(rules)
-    build = build_for(lu, shape=shape_of(R))
+    with shapes_on():
+        build = build_for(lu, shape=shape_of(R))
     assert build.shape == shape_of(R)  # a build for the table's shape, as the games play
     K = build.module
     P, by_agenda, seat_bot = bot_arrays(rules, lu, build)
@@ -284,3 +287,18 @@ def test_an_illegal_answer_stops_the_run_naming_its_game():
     rep.run(R, P, by_agenda, seat_bot, 1, 0, n, n, b.arrays(n), tapes, threads=1)
     with pytest.raises(FbsimError, match=r"game 7: an illegal bot decision at round 1, seat \d"):
         columns(rules, b.arrays(n), 0, n)
+
+
+@contextmanager
+def shapes_on():
+    """FBSIM_SHAPES=standard for the block (the suite plays builds for any shape:
+    tests/conftest.py)."""
+    before = os.environ.get("FBSIM_SHAPES")
+    os.environ["FBSIM_SHAPES"] = "standard"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["FBSIM_SHAPES"]
+        else:
+            os.environ["FBSIM_SHAPES"] = before

@@ -515,3 +515,70 @@ def test_the_searchers_departures_are_distilled_and_the_search_goes_on_from_them
     code, _, err = run(capsys, *args)
     assert code == 0, err
     assert (out / "summary.json").read_bytes() == before
+
+
+def _damage(doc: dict, how: str) -> str:
+    """The state `doc` damaged one way; the key the error must name."""
+    if how == "nan weight":
+        doc["mixture"]["steward"][0] = float("nan")
+        return "mixture.steward[0]"
+    if how == "negative weight":
+        doc["mixture"]["opportunist"][0] = -0.5
+        return "mixture.opportunist[0]"
+    if how == "all-zero weights":
+        doc["mixture"]["steward"] = [0.0] * len(doc["mixture"]["steward"])
+        return "mixture.steward"
+    if how == "longer than its population":
+        doc["mixture"]["accelerationist"] += [0.1] * 9
+        return "mixture.accelerationist"
+    if how == "empty population":
+        doc["populations"]["steward"] = []
+        return "populations.steward"
+    if how == "nan planner parameter":
+        doc["populations"]["opportunist"][0]["aim"] = float("nan")
+        return "populations.opportunist[0]"
+    if how == "negative games":
+        doc["games"] = -3
+        return "games"
+    assert how == "an iteration's mixture"
+    doc["iterations"][0]["mixture"]["steward"] = "heavy"
+    return "iterations[0].mixture.steward"
+
+
+DAMAGES = ("nan weight", "negative weight", "all-zero weights", "longer than its population",
+           "empty population", "nan planner parameter", "negative games",
+           "an iteration's mixture")
+
+
+def test_a_damaged_state_is_refused_in_one_line_naming_the_key_and_left_as_it_was(
+        capsys, tmp_path):
+    """A hand-edited or damaged OUT/pN/state.json (NaN, negative or all-zero weights, a
+    mixture longer than its population, an empty population, a planner parameter out of its
+    range, negative games) is refused on resume in one line that names the file, the key and
+    the way out, exit 2, the file left as it was; as a `--from` folder too."""
+    import shutil
+
+    good = tmp_path / "good"
+    args = ["--players", "3", "--iterations", "1", *SMALL]
+    assert run(capsys, "equilibrium", "--out", good, *args)[0] == 0
+    for how in DAMAGES:
+        out = tmp_path / how.replace(" ", "-").replace("'", "")
+        shutil.copytree(good, out)
+        path = out / "p3" / "state.json"
+        doc = json.loads(path.read_text())
+        key = _damage(doc, how)
+        path.write_text(json.dumps(doc))
+        before = path.read_bytes()
+        code, _, err = run(capsys, "equilibrium", "--out", out, *args)
+        assert code == 2 and err.count("\n") == 1, (how, err)
+        assert f"{path}: {key}: " in err and "--force" in err, (how, err)
+        assert path.read_bytes() == before
+        code, _, err = run(capsys, "equilibrium", "--out", tmp_path / "warm", "--from", out,
+                           *args)
+        assert code == 2 and f"{key}: " in err and "another folder" in err, (how, err)
+        assert not (tmp_path / "warm").exists()
+    bad = json.loads((good / "summary.json").read_text())
+    bad["players"]["3"]["field_iteration"] = -1
+    (good / "summary.json").write_text(json.dumps(bad))
+    code, _, err = run(capsys, "equilibrium", "--out", tmp_path / "warm", "--from", good, *args)
+    assert code == 2 and "field_iteration: expected an iteration of its search" in err, err

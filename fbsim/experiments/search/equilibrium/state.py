@@ -15,6 +15,7 @@ from pathlib import Path
 
 from fbsim.errors import UsageError
 from fbsim.game import layout as L
+from fbsim.inputs import Key
 
 STATE_VERSION = 1
 AGENDAS = L.AGENDA_NAMES
@@ -95,10 +96,11 @@ class State:
 
     @classmethod
     def load(cls, path: Path, config: dict) -> State:
-        """The saved state, if its config is `config`; UsageError where it cannot be read or
-        is another search's."""
+        """The saved state, if its config is `config`; UsageError where it cannot be read, is
+        damaged (`check_state`: one line naming the key) or is another search's."""
         try:
             doc = json.loads(path.read_text())
+            check_state(doc, path)
             saved = doc["config"]
             if saved != config:
                 raise UsageError(f"{path}: a search with other settings is in this folder; "
@@ -114,6 +116,70 @@ class State:
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise UsageError(f"{path}: cannot resume the search ({type(e).__name__}: {e}); "
                              "run again with --force to start it over") from None
+
+
+def _mixture_key() -> Key:
+    weights = Key("list", "a list of weights (numbers >= 0)", item=Key("number", lo=0))
+    return Key("table", keys={a: weights for a in AGENDAS}, known="agenda")
+
+
+STATE_KEYS = {
+    "config": Key("table", required=True),
+    "populations": Key("table", required=True, known="agenda", keys={
+        a: Key("list", "a list of planner strategies", size=(1, 10**6),
+               item=Key("table")) for a in AGENDAS}),
+    "mixture": Key("table", required=True, keys=_mixture_key().keys, known="agenda"),
+    "iterations": Key("list", required=True, item=Key("table")),
+    "audits": Key("list", required=True, item=Key("table")),
+    "games": Key("count", required=True, lo=0),
+    "pending": Key("table"),
+    "distillations": Key("list", item=Key("table")),
+    "searched": Key("list", item=Key("table")),
+}
+
+
+RESUME_WAY_OUT = "restore the file, or run again with --force to start the search over"
+
+
+def check_state(doc, path: Path, way_out: str = RESUME_WAY_OUT) -> None:
+    """A saved state's shape and values (`fbsim.inputs`): every key and type, every planner
+    strategy's parameters within their ranges, every mixture (the current one, each
+    iteration's and the pending one) of weights >= 0 with a positive sum and no longer than
+    its population. UsageError naming the file and the key, and the way out."""
+    from fbsim.inputs import check, value
+    from fbsim.lineup import Entry, ParamError
+
+    def fail(key: str, message: str):
+        raise UsageError(f"{path}: {key}: {message}; {way_out}")
+
+    doc = check(doc, STATE_KEYS, fail)
+    for a in AGENDAS:
+        if a not in doc["populations"]:
+            fail(f"populations.{a}", "missing: expected a list of planner strategies")
+        for i, x in enumerate(doc["populations"][a]):
+            try:
+                Entry.make("planner", x)
+            except ParamError as e:
+                fail(f"populations.{a}[{i}]", str(e))
+    sizes = {a: len(doc["populations"][a]) for a in AGENDAS}
+
+    def mixture(where: str, mix) -> None:
+        mix = value(mix, _mixture_key(), fail, where)
+        for a in AGENDAS:
+            w = mix.get(a)
+            if w is None:
+                fail(f"{where}.{a}", "missing: expected a list of weights")
+            if not w or len(w) > sizes[a] or sum(w) <= 0:
+                fail(f"{where}.{a}", f"expected 1 to {sizes[a]} weights (the population's "
+                     f"size) with a positive sum, got {len(w)} summing to {sum(w):g}")
+
+    mixture("mixture", doc["mixture"])
+    for k, it in enumerate(doc["iterations"]):
+        if "mixture" not in it:
+            fail(f"iterations[{k}].mixture", "missing")
+        mixture(f"iterations[{k}].mixture", it["mixture"])
+    if (doc.get("pending") or {}).get("mixture") is not None:
+        mixture("pending.mixture", doc["pending"]["mixture"])
 
 
 def responses(d: dict) -> dict[str, Response]:

@@ -61,6 +61,7 @@ from fbsim.experiments.search.equilibrium.state import (
     Iteration,
     Response,
     State,
+    check_state,
 )
 from fbsim.game import layout as L
 from fbsim.lineup import Entry, Lineup
@@ -93,6 +94,9 @@ class Budget:
     audits: int = 3  # at most
     tolerance: float = 0.03  # single-seat gain (upper end of its 95% interval) that stops
     distill: int = 2  # distillations of the searcher's departures, at most (`distill`)
+    # the share of a component's weight its distilled copy takes: a conservative step of
+    # policy iteration (Kakade and Langford 2002), the rest of the table answering the old
+    distill_share: float = 0.5
 
     def __post_init__(self):
         for name in ("meta_games", "screen_games", "search_games", "select_games",
@@ -107,6 +111,9 @@ class Budget:
                                  f"{getattr(self, name)}")
         if not 0 <= self.distill <= 20:
             raise UsageError(f"--distill: 0 to 20, got {self.distill}")
+        if not 0 < self.distill_share <= 1:
+            raise UsageError(f"--distill-share: above 0 and at most 1, got "
+                             f"{self.distill_share}")
 
     def effort(self, audit: bool) -> Effort:
         return Effort(starts=self.audit_starts if audit else self.starts,
@@ -311,7 +318,9 @@ class SeatSearch:
         """Expert iteration: the searcher's departures against the answer's field, each
         Agenda's in turn (`fbsim.experiments.search.distill`, on seeds of the stream
         "distill"), become a copy of each field component with its table changed; the copy
-        joins the population and takes its parent's weight, and the search goes on from that
+        joins the population and takes `distill_share` of its parent's weight (a
+        conservative step: the whole table moving at once opens new gains to the searcher),
+        and the search goes on from that
         mixture (a new phase: `State.phase_start`). `audit`: the searcher's gains that asked
         for it, kept in the record. Returns the record (`State.distillations`), kept only
         where a cell changed (`changed`)."""
@@ -344,8 +353,9 @@ class SeatSearch:
                     pop.append(new)
                     weights.append(0.0)
                 idx = pop.index(new)
-                weights[idx] += weights[i]
-                weights[i] = 0.0
+                moved = self.budget.distill_share * weights[i]
+                weights[idx] += moved
+                weights[i] -= moved
             total = sum(weights)
             new_mix[a] = [x / total for x in weights]
             record["agendas"][a] = {
@@ -425,8 +435,14 @@ def warm_start(folder: Path, players: int) -> tuple[dict, dict, str]:
                              "search")
         where = folder / f"p{players}" / "state.json"
         doc = json.loads(where.read_text())
+        check_state(doc, where, "restore the file, or start from another folder")
         pops = {a: [planner_params(x) for x in doc["populations"][a]] for a in AGENDAS}
-        mix = doc["iterations"][int(summary["field_iteration"])]["mixture"]
+        k = summary["field_iteration"]
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < len(doc["iterations"]):
+            raise UsageError(f"--from {folder}: summary.json: players.{players}.field_iteration: "
+                             f"expected an iteration of its search (0 to "
+                             f"{len(doc['iterations']) - 1}), got {k!r}")
+        mix = doc["iterations"][k]["mixture"]
         mix = {a: [float(v) for v in metasolver.grow(mix[a], len(pops[a]))] for a in AGENDAS}
     except UsageError:
         raise
