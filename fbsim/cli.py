@@ -518,6 +518,7 @@ def report_cmd(
         clear_resume,
         format_verdict,
         read_ladder_folder,
+        read_rulebook_folder,
         report,
     )
     from fbsim.experiments.report.page import write_report
@@ -543,6 +544,7 @@ def report_cmd(
     # run, started again with the same inputs, skips them
     check_inputs(rules_file, against, n, sizes, set_ or [], against_set or [], lineup)
     read_ladder_folder(ladder)  # (a damaged ladder refused before the lock is taken)
+    read_rulebook_folder(rulebook)  # (and a summary of another kind)
     keep = out.parent / f".{out.stem}.parts"
     # one report into this page at a time (its lock file is beside the page)
     with output_lock(out.parent, f".{out.stem}.lock"):

@@ -593,3 +593,30 @@ def test_source_date_epoch_with_spaces_around_is_the_time_the_provenance_records
     monkeypatch.setenv("SOURCE_DATE_EPOCH", value)
     check_environment()
     assert now_iso() == "2023-11-14T22:13:20+00:00"
+
+
+@pytest.mark.parametrize("summary,key", [
+    ('{"players": {"3": {"draw": "seat"}}}', "rules_hash: missing"),  # an equilibrium's
+    ("[1, 2]", "(top): expected a table"),
+    ('{"rules_hash": "abc", "base_rules_hash": {}, "changes": {}, "players": {}, '
+     '"found": false, "trials": 3, "target": {"fair_band": 0.05}}', "rules_hash: expected"),
+    ('{"rules_hash": {"3": "x"}, "base_rules_hash": {}, "changes": {}, "players": '
+     '{"3": {}}, "found": false, "trials": 3, "target": {"fair_band": 0.05}}',
+     "players.3.meets"),
+    ("not json", "cannot be read"),
+])
+def test_report_refuses_a_rulebook_summary_of_another_kind_before_any_game(
+        capsys, tmp_path, summary, key):
+    """`report --rulebook FOLDER` whose summary.json is not a rules search's (another
+    command's summary, a damaged one) is refused in one line naming the file and the key,
+    before any game is played: no page, no lock, no kept table sizes."""
+    folder = tmp_path / "rb"
+    folder.mkdir()
+    (folder / "summary.json").write_text(summary)
+    out = tmp_path / "page" / "r.html"
+    out.parent.mkdir()
+    code, _, err = run(capsys, "report", "--players", "3", "--games", "100", "--rulebook",
+                       folder, "--out", out, "-q")
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{folder / 'summary.json'}: {key}" in err, err
+    assert list(out.parent.iterdir()) == []

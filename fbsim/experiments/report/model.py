@@ -130,6 +130,7 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     setups = check_inputs(rules, against, games, players, sets, against_sets, lineup,
                           against_lineup)
     ladder_doc = read_ladder_folder(ladder_dir)  # (a damaged one refused before any game)
+    rulebook_doc = read_rulebook_folder(rulebook_dir)  # (and so is a summary of another kind)
     compare = against is not None or bool(against_sets)
     progress = progress or NoProgress()
     started = now_iso()
@@ -181,7 +182,7 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
         prov["old_rules_toml"] = rules_to_toml(tables[0].old_rules, comments=False)
     rep = BalanceReport(df, tables, prov)
     if rulebook_dir is not None:
-        rep.rulebook = find_rulebook(rulebook_dir, tables)
+        rep.rulebook = find_rulebook(rulebook_doc, rulebook_dir, tables)
     if ladder_doc is not None:
         rep.ladder = find_ladder(ladder_doc, tables)
     if exploit_dir is not None:
@@ -218,16 +219,65 @@ def find_ladder(doc: dict, tables: list[TableResult]) -> list | None:
     return rungs or None
 
 
-def find_rulebook(folder: str | Path, tables: list[TableResult]) -> dict | None:
-    """The summary of the `fbsim tune --equilibrium` search in `folder`, when the report's
-    rules are the rules it recommends ("recommended") or the rules it searched from
-    ("searched"), at every table size of the report; else None."""
+def _rulebook_keys() -> dict:
+    from fbsim.inputs import Key
+
+    hashes = Key("table", "a table of rules hashes by table size")
+    return {"rules_hash": hashes, "base_rules_hash": hashes,
+            "changes": Key("table", "a table of the rules keys it changed"),
+            "players": Key("table", "a table of table sizes"),
+            "found": Key("bool"), "trials": Key("count", lo=0),
+            "target": Key("table"), "target.fair_band": Key("number", lo=0),
+            "beats_unchanged": Key("bool")}
+
+
+def read_rulebook_folder(folder: str | Path | None) -> dict | None:
+    """The summary.json of the `fbsim tune --equilibrium` folder `folder` (None: no folder,
+    or none there); one of another kind, or damaged, is a usage error naming the file and
+    the key (read before any game is played)."""
+    from fbsim.inputs import value
+
+    if folder is None or not (Path(folder) / "summary.json").is_file():
+        return None
     path = Path(folder) / "summary.json"
+
+    def fail(key: str, message: str):
+        raise UsageError(f"--rulebook {folder}: {path}: {key}: {message} (not the summary of "
+                         "a `fbsim tune --equilibrium` search); give such a folder")
+
     try:
         doc = json.loads(path.read_text())
-        hashes = {"recommended": doc["rules_hash"], "searched": doc["base_rules_hash"]}
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--rulebook {folder}: {path}: cannot be read "
+                         f"({type(e).__name__}: {e})") from None
+    if not isinstance(doc, dict):
+        fail("(top)", f"expected a table, got {type(doc).__name__}")
+    for k, key in _rulebook_keys().items():
+        table, _, inner = k.partition(".")  # ("a.b": key b of the table a)
+        where = doc[table] if inner and isinstance(doc.get(table), dict) else doc
+        if (inner or k) not in where:
+            if k != "beats_unchanged":
+                fail(k, f"missing: expected {key.wanted}")
+            continue
+        value(where[inner or k], key, fail, k)
+    for role in ("rules_hash", "base_rules_hash"):
+        for n, h in doc[role].items():
+            if not isinstance(h, str):
+                fail(f"{role}.{n}", f"expected a rules hash (text), got {h!r}")
+    for n, x in doc["players"].items():
+        if not isinstance(x, dict) or not isinstance(x.get("meets"), bool):
+            fail(f"players.{n}.meets", "expected true or false")
+    return doc
+
+
+def find_rulebook(doc: dict | None, folder: str | Path, tables: list[TableResult]
+                  ) -> dict | None:
+    """The rules search's summary (`read_rulebook_folder`) when the report's rules are the
+    rules it recommends ("recommended") or the rules it searched from ("searched"), at every
+    table size of the report; else None."""
+    if doc is None:
         return None
+    hashes = {"recommended": doc["rules_hash"], "searched": doc["base_rules_hash"]}
     for role, h in hashes.items():
         if all(h.get(str(t.players)) == rules_hash(t.rules) for t in tables):
             return {**doc, "role": role, "folder": str(folder)}
