@@ -542,7 +542,8 @@ def report_cmd(
             raise UsageError(f"--screenshot: {e}") from None
     # finished table sizes are kept beside the page until it is written: an interrupted
     # run, started again with the same inputs, skips them
-    check_inputs(rules_file, against, n, sizes, set_ or [], against_set or [], lineup)
+    check_inputs(rules_file, against, n, sizes, set_ or [], against_set or [], lineup,
+                 against_lineup)
     read_ladder_folder(ladder)  # (a damaged ladder refused before the lock is taken)
     read_rulebook_folder(rulebook)  # (and a summary of another kind)
     keep = out.parent / f".{out.stem}.parts"

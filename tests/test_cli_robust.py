@@ -620,3 +620,19 @@ def test_report_refuses_a_rulebook_summary_of_another_kind_before_any_game(
     assert code == 2 and err.count("\n") == 1, err
     assert f"{folder / 'summary.json'}: {key}" in err, err
     assert list(out.parent.iterdir()) == []
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--against-lineup", "steward=hoarder"], "--against-lineup: give it with --against"),
+    (["--against", "default", "--against-lineup", "steward=nosuchbot"],
+     "--against-lineup steward: unknown bot"),
+])
+def test_a_refused_report_leaves_no_lock_nor_any_file(capsys, tmp_path, args, message):
+    """A report refused for its inputs writes nothing beside its page, its lock file
+    included (the inputs are checked before the lock is taken)."""
+    out = tmp_path / "page" / "r.html"
+    out.parent.mkdir()
+    code, _, err = run(capsys, "report", "--players", "3", "--games", "100", "--out", out,
+                       *args, "-q")
+    assert code == 2 and message in err and err.count("\n") == 1, err
+    assert list(out.parent.iterdir()) == []
