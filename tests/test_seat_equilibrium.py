@@ -582,3 +582,45 @@ def test_a_damaged_state_is_refused_in_one_line_naming_the_key_and_left_as_it_wa
     (good / "summary.json").write_text(json.dumps(bad))
     code, _, err = run(capsys, "equilibrium", "--out", tmp_path / "warm", "--from", good, *args)
     assert code == 2 and "field_iteration: expected an iteration of its search" in err, err
+
+
+def test_a_full_disk_names_the_file_removes_its_temporary_and_keeps_the_old_state(
+        tmp_path, monkeypatch):
+    """A state written on a full disk (the write of its temporary fails part way): OSError
+    naming the state's file (the command prints it in one line), no temporary left, the
+    state before it intact; a killed writer's temporary is removed by the next run."""
+    import errno
+    import os
+    from pathlib import Path
+
+    from fbsim.experiments.search.equilibrium.state import clear_temporaries, write_json
+
+    path = tmp_path / "p3" / "state.json"
+    write_json(path, {"games": 1})
+    real = Path.write_text
+
+    def full(self, text, *a, **k):
+        real(self, text[:5], *a, **k)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError) as e:
+        write_json(path, {"games": 2})
+    monkeypatch.undo()
+    assert e.value.filename == str(path) and e.value.errno == errno.ENOSPC
+    assert sorted(p.name for p in path.parent.iterdir()) == ["state.json"]
+    assert json.loads(path.read_text()) == {"games": 1}
+    dead = 2**22 + 12345  # (no such process)
+    while True:
+        try:
+            os.kill(dead, 0)
+            dead += 1
+        except ProcessLookupError:
+            break
+        except PermissionError:
+            dead += 1
+    (path.parent / f".state.json.tmp{dead}").write_text("{")
+    (path.parent / f".state.json.tmp{os.getpid()}").write_text("{")  # (a live writer's)
+    clear_temporaries(path.parent)
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        f".state.json.tmp{os.getpid()}", "state.json"]

@@ -89,7 +89,7 @@ from fbsim.experiments.run.spec import (
 from fbsim.experiments.search.deviation import SEAT, Deviant, evaluate
 from fbsim.experiments.search.equilibrium import run_equilibrium
 from fbsim.experiments.search.equilibrium.seeds import seed_of
-from fbsim.experiments.search.equilibrium.state import write_json
+from fbsim.experiments.search.equilibrium.state import clear_temporaries, write_json
 from fbsim.experiments.search.equilibrium.trainer import AGENDAS, Budget, warm_start
 from fbsim.inputs import Key, check, failing
 from fbsim.limits import MAX_GAMES
@@ -589,6 +589,7 @@ def tune_equilibrium(spec: RulebookSpec, out: str | Path, client=None, echo=None
     check_rulebook_spec(spec)
     say = echo or (lambda _m: None)
     path = out / "trials.json"
+    clear_temporaries(out)  # (a killed run's, a full disk's)
     trials = _load_trials(path, spec, force)[:spec.trials]
     if trials:
         say(f"resuming: {len(trials)} of {spec.trials} trials done")

@@ -216,9 +216,25 @@ def write_json(path: Path, doc) -> None:
 
 
 def write_text(path: Path, text: str) -> None:
-    """`text` at `path`: written whole beside it, then moved into place."""
+    """`text` at `path`: written whole beside it (`.NAME.tmp<pid>`, named after the writing
+    process: `remove_stale_temporaries` clears a killed run's), then moved into place. A
+    write that fails (a full disk) removes its temporary and raises OSError naming `path`;
+    the file there is left as it was."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    tmp = path.parent / f".{path.name}.tmp{os.getpid()}"
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OSError(e.errno, e.strerror or str(e), str(path)) from None
+
+
+def clear_temporaries(folder: Path) -> None:
+    """The temporaries that killed runs of `write_text` left in `folder` (their writer
+    gone), removed."""
+    from fbsim.experiments.run.lock import remove_stale_temporaries
+
+    if Path(folder).is_dir():
+        remove_stale_temporaries(folder)

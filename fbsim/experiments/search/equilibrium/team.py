@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -68,7 +67,7 @@ from fbsim.experiments.search.cem import Dim, cem
 from fbsim.experiments.search.deviation import finite
 from fbsim.experiments.search.equilibrium import fields
 from fbsim.experiments.search.equilibrium.fields import STARTING_POPULATIONS, planner
-from fbsim.experiments.search.equilibrium.state import publish
+from fbsim.experiments.search.equilibrium.state import clear_temporaries, publish, write_json
 from fbsim.experiments.search.equilibrium.summary import pc
 from fbsim.experiments.search.meta import payoffs, solve
 from fbsim.game import layout as L
@@ -190,6 +189,7 @@ class Search:
 
     def _load(self) -> dict:
         path = self.dir / "state.json"
+        clear_temporaries(self.dir)  # (a killed run's, a full disk's)
         if path.exists() and not self.force:
             try:
                 state = json.loads(path.read_text())
@@ -308,11 +308,7 @@ class Search:
         return str(self.chosen()) in done or len(done) >= self.budget.audits
 
     def _save(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        path = self.dir / "state.json"
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.state, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, path)
+        write_json(self.dir / "state.json", self.state)
 
     def say(self, text: str) -> None:
         if self.echo:

@@ -62,6 +62,7 @@ from fbsim.experiments.search.equilibrium.state import (
     Response,
     State,
     check_state,
+    clear_temporaries,
 )
 from fbsim.game import layout as L
 from fbsim.lineup import Entry, Lineup
@@ -143,6 +144,7 @@ class SeatSearch:
             warm = warm_start(Path(start_from), players)
             self.config["from"] = {"folder": str(start_from), "digest": warm[2]}
         path = self.dir / "state.json"
+        clear_temporaries(self.dir)  # (a killed run's, a full disk's)
         if path.exists() and not force:
             self.state = State.load(path, self.config)
         elif warm is not None:
