@@ -139,8 +139,16 @@ def searcher_audit(s: SeatSearch, result: dict, seat_games: int, knobs, progress
     if echo:
         echo(f"  {s.players} players: the searcher's audit: " + ", ".join(
             f"{a} {100 * g['search_gain']:+.1f} [{100 * g['search_gain_ci'][0]:+.1f}, "
-            f"{100 * g['search_gain_ci'][1]:+.1f}]" for a, g in done["agendas"].items())
+            f"{100 * g['search_gain_ci'][1]:+.1f}]" for a, g in in_order(done["agendas"]))
              + (" (holds)" if audit["held"] else " (does not hold: not converged)"))
+
+
+def in_order(by_agenda: dict) -> list[tuple[str, dict]]:
+    """A dict by Agenda in the Agendas' order of declaration (a state read back from JSON
+    has its keys sorted)."""
+    from fbsim.game.layout import AGENDA_NAMES
+
+    return [(a, by_agenda[a]) for a in AGENDA_NAMES if a in by_agenda]
 
 
 def apply_audit(result: dict, done: dict) -> None:

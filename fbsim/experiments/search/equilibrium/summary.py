@@ -177,12 +177,13 @@ def distillation_lines(records: list[dict]) -> list[str]:
     lines = []
     for k, d in enumerate(records):
         before = ", ".join(f"{a} {gain(g['search_gain'], g['search_gain_ci'])}"
-                           for a, g in d["searcher_before"].items())
+                           for a in AGENDAS if (g := d["searcher_before"].get(a)))
         lines.append(f"{k + 1}. After iteration {d['after'] - 1} (the field of iteration "
                      f"{d['field_iteration']}; the searcher's gains {before or '-'} points), "
-                     f"{d['changed']} table cells changed (each changed component replaced "
-                     "by a copy that takes its weight):")
-        for a, x in d["agendas"].items():
+                     f"{d['changed']} table cells changed (each changed component's copy "
+                     "taking a share of its weight):")
+        for a in AGENDAS:  # (in the order of declaration: a state read back has its keys
+            x = d["agendas"][a]  # sorted)
             share = x["departures"] / x["decisions"] if x["decisions"] else 0.0
             lines.append(f"   - {a} (the searcher departed in {100 * share:.0f}% of "
                          f"{x['decisions']:,} commitments; estimated "

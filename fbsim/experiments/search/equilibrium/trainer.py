@@ -94,7 +94,7 @@ class Budget:
     audit_starts: int = 4  # the same in an audit
     audits: int = 3  # at most
     tolerance: float = 0.03  # single-seat gain (upper end of its 95% interval) that stops
-    distill: int = 2  # distillations of the searcher's departures, at most (`distill`)
+    distill: int = 0  # distillations of the searcher's departures, at most (`distill`)
     # the share of a component's weight its distilled copy takes: a conservative step of
     # policy iteration (Kakade and Langford 2002), the rest of the table answering the old
     distill_share: float = 0.5
