@@ -62,9 +62,15 @@ def check_param(bot: str, name: str, value: Any) -> float:
     """A parameter value of `bot` as a float, checked against the parameter's range."""
     from fbsim.policies import registry
 
-    params = {p.name: p for p in registry()[bot].params}
+    spec = registry()[bot]
+    params = {p.name: p for p in spec.params}
     if name not in params:
-        hint = _suggest(name, params) if params else " (it has no parameters)"
+        # (a bot of many alike parameters names its `listed` ones, and how many more)
+        shown = [n for n in (spec.listed or params) if n in params]
+        more = (f", and {len(params) - len(shown)} more: fbsim bots"
+                if len(shown) < len(params) else "")
+        hint = (did_you_mean(name, params, otherwise=f" (one of: {', '.join(shown)}{more})")
+                if params else " (it has no parameters)")
         raise ParamError(f"unknown parameter '{cut(name)}' of bot '{bot}'" + hint)
     p = params[name]
     if isinstance(value, str):

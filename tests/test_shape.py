@@ -88,9 +88,10 @@ def test_a_build_for_one_shape_plays_the_games_of_the_build_for_any(players, mon
 
 
 @pytest.mark.parametrize("players", [4, 6])
-def test_a_build_for_one_shape_agrees_with_reference_step_by_step(players):
+def test_a_build_for_one_shape_agrees_with_reference_step_by_step(players, monkeypatch):
     """Lockstep through the build's own entry points, which read the rules as its games do
     (typed with the shape)."""
+    monkeypatch.delenv("FBSIM_SHAPES", raising=False)
     rules = load_rules(players=players)
     build = build_for(Lineup(), shape=shape.shape_of(rules_vector(rules)))
     assert build.shape is not None
