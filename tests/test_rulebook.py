@@ -92,6 +92,12 @@ def test_every_value_of_the_default_levers_is_playable_at_every_table_size():
     ({"target": {"width": 1}}, "target.width: unknown key"),
     ({"budget": {"trial": {"speed": 1}}}, "budget.trial.speed: unknown key"),
     ({"budget": {"final": {"iterations": 0}}}, "budget.final"),
+    # (the command line's bounds, for the file too: a population of 0 or 1 searches nothing)
+    ({"budget": {"trial": {"population": 0}}}, "budget.trial: --population: at least 2"),
+    ({"budget": {"trial": {"population": 1}}}, "budget.trial: --population: at least 2"),
+    ({"budget": {"final": {"audits": 11}}}, "budget.final: --audits: 0 to 10"),
+    ({"budget": {"final": {"tolerance": 2}}}, "budget.final: --tolerance"),
+    ({"budget": {"trial": {"distill": 21}}}, "budget.trial: --distill: 0 to 20"),
     ({"trials": 0}, "trials"),
     ({"players": [2]}, "table sizes are 3 to 6"),
 ])

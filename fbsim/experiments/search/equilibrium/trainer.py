@@ -110,6 +110,13 @@ class Budget:
             if not 1 <= getattr(self, name) <= hi:
                 raise UsageError(f"--{name.replace('_', '-')}: 1 to {hi}, got "
                                  f"{getattr(self, name)}")
+        # (the bounds the command line puts on these, for a rules-search spec's budget too)
+        if self.population < 2:
+            raise UsageError(f"--population: at least 2 candidates, got {self.population}")
+        if not 0 <= self.audits <= 10:
+            raise UsageError(f"--audits: 0 to 10, got {self.audits}")
+        if not 0 <= self.tolerance <= 1:
+            raise UsageError(f"--tolerance: 0 to 100 points, got {100 * self.tolerance:g}")
         if not 0 <= self.distill <= 20:
             raise UsageError(f"--distill: 0 to 20, got {self.distill}")
         if not 0 < self.distill_share <= 1:
