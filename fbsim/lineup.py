@@ -83,7 +83,11 @@ def check_param(bot: str, name: str, value: Any) -> float:
     def fail(path: str, message: str):
         raise ParamError(f"{path}: {message}")
 
-    return value_of(value, Key("number", lo=p.lo, hi=p.hi), fail, f"{bot}.{name}")
+    v = value_of(value, Key("number", lo=p.lo, hi=p.hi), fail, f"{bot}.{name}")
+    if p.choices and v not in p.choices:
+        fail(f"{bot}.{name}", f"expected one of {', '.join(fmt(c) for c in p.choices)}, "
+             f"got {fmt(v)}")
+    return v
 
 
 def fmt(v: float) -> str:

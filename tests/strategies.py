@@ -64,6 +64,8 @@ _CARDS = st.integers(0, 5)
 def _param_st(p) -> st.SearchStrategy[float]:
     lo = p.lo if p.lo is not None else p.default - 100
     hi = p.hi if p.hi is not None else p.default + 100
+    if p.choices:
+        return st.sampled_from([float(c) for c in p.choices])
     drawn = st.floats(lo, hi, allow_nan=False, allow_infinity=False)
     if p.quiet:  # (the planner's table: mostly its plan, so that the plan is played too)
         return st.one_of(st.just(p.default), st.just(p.default), drawn)

@@ -14,6 +14,7 @@ from fbsim.game import layout as L
 from fbsim.lineup import (
     Entry,
     Lineup,
+    ParamError,
     lineup_from_description,
     lineup_hash,
     parse_lineup,
@@ -402,3 +403,12 @@ def test_a_field_whose_weights_are_all_zero_is_refused(text):
     with pytest.raises(UsageError, match=r"field: the weights w0\.\.w5 are all 0"):
         parse_lineup(seats=[f"0={text}"], players=4)
     assert parse_lineup(seats=["0=field:w0=0;w2=0.5"], players=4).seats[0].bot == "field"
+
+
+@pytest.mark.parametrize("value", [0.7, 0.5, 0.01])
+def test_a_fields_draw_is_0_or_1_and_nothing_between(value):
+    """`draw` takes 0 (one draw per Agenda) or 1 (per seat) only: 0.7 was played per seat
+    and written back as "agenda"."""
+    with pytest.raises(ParamError, match=rf"field\.draw: expected one of 0, 1, got {value}"):
+        Entry.make("field", {"draw": value})
+    assert Entry.make("field", {"draw": 0}).as_dict()["draw"] == 0.0

@@ -38,6 +38,7 @@ class Param:
     # True: left out of a lineup's hash while at its default (`fbsim.lineup.Lineup.canonical`),
     # so that declaring it changed the hash of no lineup written before it
     quiet: bool = False
+    choices: tuple[float, ...] = ()  # the values it takes, where not every value in range
 
 
 def param_index(params: tuple[Param, ...], name: str) -> int:

@@ -110,7 +110,8 @@ def _params() -> tuple[Param, ...]:
     comps = tuple(Param(f"c{k}_{p.name}", p.default, f"component {k}: {p.help}", p.lo, p.hi,
                         p.quiet) for k in range(COMPONENTS) for p in PARAMS)
     how = Param("draw", DRAW_SEAT, "1: every seat draws its own component (the game as "
-                "played); 0: one draw per Agenda, shared by its seats (a team)", 0, 1)
+                "played); 0: one draw per Agenda, shared by its seats (a team)", 0, 1,
+                choices=(DRAW_AGENDA, DRAW_SEAT))
     return weights + comps + (how,)
 
 
