@@ -517,3 +517,56 @@ def test_the_valid_examples_round_trip_and_are_accepted():
             check_rulebook_spec(spec)
         for doc in SCRIPT_DOCS:
             prepare(load_script(write(d, "script.toml", doc)))
+
+
+# ------------------------------------------------------------- what searches read back
+
+
+def _small_state() -> dict:
+    """A valid equilibrium state (results/equilibrium-extended's 4-player search, cut to two
+    strategies per Agenda and its first iteration): what `fbsim equilibrium` resumes from."""
+    doc = json.loads((RESULTS / "equilibrium-extended" / "p4" / "state.json").read_text())
+    doc["populations"] = {a: p[:2] for a, p in doc["populations"].items()}
+    cut_mix = {a: (w[:2] if sum(w[:2]) > 0 else [1.0]) for a, w in doc["mixture"].items()}
+    doc["mixture"] = cut_mix
+    it = doc["iterations"][0]
+    it["mixture"] = {a: (w[:2] if sum(w[:2]) > 0 else [1.0]) for a, w in it["mixture"].items()}
+    doc["iterations"], doc["audits"], doc["pending"] = [it], [], {}
+    return doc
+
+
+STATE_DOCS = [_small_state()]
+
+
+@settings(max_examples=150, **FUZZ)
+@given(doc=mutated(STATE_DOCS))
+def test_equilibrium_state(doc):
+    """A damaged OUT/pN/state.json is resumed or refused in one line naming the file (never
+    a traceback): `State.load` behind `fbsim equilibrium`, and the warm start of `--from`."""
+    from fbsim.experiments.search.equilibrium.state import State
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "state.json"
+        path.write_text(json.dumps(doc, default=str))  # (a TOML date: text in JSON)
+        state = accepts_or_refuses(State.load, path, doc.get("config"))
+        if state is not None:  # (what it accepted, it can use)
+            assert all(len(state.mixture[a]) <= len(state.populations[a])
+                       for a in state.populations)
+
+
+RULEBOOK_SUMMARY_DOCS = [json.loads((RESULTS / "tune-equilibrium" / "summary.json")
+                                    .read_text())]
+
+
+@settings(max_examples=150, **FUZZ)
+@given(doc=mutated(RULEBOOK_SUMMARY_DOCS))
+def test_rulebook_summary_read_by_the_report(doc):
+    """A damaged summary.json under `fbsim report --rulebook` is read or refused in one line
+    (never a traceback), and what is read the report can word."""
+    from fbsim.experiments.report.model import read_rulebook_folder, rulebook_verdict
+
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "summary.json").write_text(json.dumps(doc, default=str))
+        read = accepts_or_refuses(read_rulebook_folder, d)
+        if read is not None:
+            assert rulebook_verdict({**read, "role": "recommended"})
