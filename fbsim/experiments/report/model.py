@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fbsim.errors import ConfigError, FbsimError, UsageError
+from fbsim.errors import ConfigError, FbsimError, UsageError, cut, shown
 from fbsim.experiments.metrics import balance as B
 from fbsim.experiments.metrics.tally import Tally
 from fbsim.experiments.run.provenance import base_provenance, now_iso
@@ -263,10 +263,10 @@ def read_rulebook_folder(folder: str | Path | None) -> dict | None:
     for role in ("rules_hash", "base_rules_hash"):
         for n, h in doc[role].items():
             if not isinstance(h, str):
-                fail(f"{role}.{n}", f"expected a rules hash (text), got {h!r}")
+                fail(f"{role}.{cut(n)}", f"expected a rules hash (text), got {shown(h)}")
     for n, x in doc["players"].items():
         if not isinstance(x, dict) or not isinstance(x.get("meets"), bool):
-            fail(f"players.{n}.meets", "expected true or false")
+            fail(f"players.{cut(n)}.meets", "expected true or false")
     return doc
 
 

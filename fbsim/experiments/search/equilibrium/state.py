@@ -13,7 +13,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from fbsim.errors import UsageError
+from fbsim.errors import UsageError, cut
 from fbsim.game import layout as L
 from fbsim.inputs import Key
 
@@ -114,7 +114,8 @@ class State:
         except UsageError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as e:
-            raise UsageError(f"{path}: cannot resume the search ({type(e).__name__}: {e}); "
+            raise UsageError(f"{path}: cannot resume the search ({type(e).__name__}: "
+                             f"{cut(str(e))}); "
                              "run again with --force to start it over") from None
 
 

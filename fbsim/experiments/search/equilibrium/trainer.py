@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fbsim.errors import UsageError
+from fbsim.errors import UsageError, cut
 from fbsim.experiments.search import deviation
 from fbsim.experiments.search.deviation import Deviant, evaluate
 from fbsim.experiments.search.equilibrium import metasolver
@@ -457,7 +457,7 @@ def warm_start(folder: Path, players: int) -> tuple[dict, dict, str]:
         raise
     except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
         raise UsageError(f"--from {folder}: no finished {players}-player search to start "
-                         f"from ({where}: {type(e).__name__}: {e})") from None
+                         f"from ({where}: {type(e).__name__}: {cut(str(e))})") from None
     digest = hashlib.sha256(json.dumps([pops, mix], sort_keys=True).encode()).hexdigest()
     return pops, mix, digest[:16]
 
