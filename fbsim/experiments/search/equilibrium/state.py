@@ -113,7 +113,7 @@ class State:
                        searched=list(doc.get("searched") or []))
         except UsageError:
             raise
-        except (OSError, ValueError, KeyError, TypeError) as e:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             raise UsageError(f"{path}: cannot resume the search ({type(e).__name__}: "
                              f"{cut(str(e))}); "
                              "run again with --force to start it over") from None

@@ -455,7 +455,7 @@ def warm_start(folder: Path, players: int) -> tuple[dict, dict, str]:
         mix = {a: [float(v) for v in metasolver.grow(mix[a], len(pops[a]))] for a in AGENDAS}
     except UsageError:
         raise
-    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
         raise UsageError(f"--from {folder}: no finished {players}-player search to start "
                          f"from ({where}: {type(e).__name__}: {cut(str(e))})") from None
     digest = hashlib.sha256(json.dumps([pops, mix], sort_keys=True).encode()).hexdigest()
