@@ -220,10 +220,19 @@ def table_cell(R, V):
 
 @shared
 def table_code(V, R, P, o):
-    """The table's commitment code for this decision (-1: the plan)."""
-    cell = table_cell(R, V)
-    if cell < 0:
+    """The table's commitment code for this decision (-1: the plan). The projection is
+    computed only where a cell of this round is set (a planner without a table pays nothing)."""
+    r = V[L.V_ROUND]
+    if r > TABLE_ROUNDS:
         return -1
+    row = o + TABLE_AT + (r - 1) * N_BANDS
+    used = False
+    for b in range(N_BANDS):
+        if P[row + b] >= -0.5:
+            used = True
+    if not used:
+        return -1
+    cell = table_cell(R, V)
     x = P[o + TABLE_AT + cell]
     if x < -0.5:
         return -1
