@@ -168,41 +168,40 @@ def floor_seconds(rules: Rules, lineup: Lineup, games: int, first: int = 0) -> f
 
 def decision_costs(rules: Rules, lineup: Lineup, games: int, repeats: int = 3) -> dict:
     """What each decision of the lineup's bots costs, on the floor's games: the games are
-    recorded (untimed), then replayed with no bot (the floor) and, for each decision, replayed
-    while the bots are also asked that decision on the side, their answers added up and not
-    played (`fbsim.kernel.dispatch.probe_mode`), so every replay plays the same games. A
-    decision's cost is its replay's time less the floor's (best slice of each), per game and
-    per question; bots that share work between decisions (a memo) are charged where it is
-    first done."""
+    recorded (untimed), then replayed by the probing build (`fbsim.kernel.dispatch`) asking no
+    bot (the floor) and, for each decision, asking the bots that decision on the side too,
+    their answers added up and not played, so every replay plays the same games through the
+    same compiled code. A decision's cost is its replay's time less the floor's (best slice of
+    each), per game and per question; bots that share work between decisions (a memo) are
+    charged where it is first done."""
     from fbsim.kernel import Records
-    from fbsim.kernel.dispatch import DECISIONS, PROBE_WORDS, probe_mode
+    from fbsim.kernel.dispatch import DECISIONS, PROBE_WORDS, probe
 
-    modes = ["replay"] + [probe_mode(d) for d in DECISIONS]
-    R, P, by_agenda, seat_bot, builds = taped_builds(rules, lineup, ("record", *modes))
-    rec = builds.pop("record")
+    R, P, by_agenda, seat_bot, builds = taped_builds(rules, lineup, ("record", "probe"))
+    rec, rep = builds["record"], builds["probe"]
     block = min(games, TAPE_BLOCK)
     tapes = np.zeros((block, tape_length(rules) + PROBE_WORDS), dtype=np.int64)
     out = Records(block)
-    best = {m: float("inf") for m in modes}
+    asking = (None, *DECISIONS)
+    best = {d: float("inf") for d in asking}
     asked = {}
     for i in range(repeats * SLICES):
         lo = (i % SLICES) * block
         rec.run(R, P, by_agenda, seat_bot, 1, lo, block, block, out.arrays(block), tapes,
                 threads=1)
-        for m in modes:
-            tapes[:, -PROBE_WORDS:] = 0
+        for d in asking:
+            probe(tapes, d)
             t0 = time.perf_counter()
-            builds[m].run(R, P, by_agenda, seat_bot, 1, lo, block, block, out.arrays(block),
-                          tapes, threads=1)
-            best[m] = min(best[m], (time.perf_counter() - t0) / block)
-            asked[m] = float(tapes[:, -PROBE_WORDS].mean())
-    floor = best["replay"]
+            rep.run(R, P, by_agenda, seat_bot, 1, lo, block, block, out.arrays(block), tapes,
+                    threads=1)
+            best[d] = min(best[d], (time.perf_counter() - t0) / block)
+            asked[d] = float(tapes[:, 1 - PROBE_WORDS].mean())
+    floor = best[None]
     rows = {}
     for d in DECISIONS:
-        m = probe_mode(d)
-        extra = max(0.0, best[m] - floor) * 1e6
-        rows[d] = {"asked_per_game": asked[m], "us_per_game": extra,
-                   "ns_per_question": 1e3 * extra / asked[m] if asked[m] else None}
+        extra = max(0.0, best[d] - floor) * 1e6
+        rows[d] = {"asked_per_game": asked[d], "us_per_game": extra,
+                   "ns_per_question": 1e3 * extra / asked[d] if asked[d] else None}
     return {"players": rules.players, "games_per_slice": block, "floor_us": floor * 1e6,
             "lineup": lineup.describe(), "decisions": rows}
 

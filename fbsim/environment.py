@@ -7,16 +7,18 @@ import os
 from pathlib import Path
 
 from fbsim.errors import UsageError, shown
-from fbsim.kernel.settings import llvm_tuning_setting, shapes_setting
+from fbsim.kernel.settings import llvm_tuning_setting, shapes_setting, specialise_setting
 
 MAX_EPOCH = 253_402_300_799  # 9999-12-31T23:59:59Z, the last second a timestamp can name
 MAX_THREADS = 4096
 
 
 def check_environment() -> None:
-    """`FBSIM_SHAPES`, `FBSIM_LLVM_TUNING` (the kernel's settings), `NUMBA_NUM_THREADS`,
-    `SOURCE_DATE_EPOCH` (the time outputs' provenance records) and the cache folder."""
+    """`FBSIM_SHAPES`, `FBSIM_SPECIALISE`, `FBSIM_LLVM_TUNING` (the kernel's settings),
+    `NUMBA_NUM_THREADS`, `SOURCE_DATE_EPOCH` (the time outputs' provenance records) and the
+    cache folder."""
     shapes_setting()
+    specialise_setting()
     llvm_tuning_setting()
     threads = os.environ.get("NUMBA_NUM_THREADS")
     if threads is not None and threads.strip():

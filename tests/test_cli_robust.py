@@ -380,6 +380,7 @@ def test_a_bad_fbsim_shapes_stops_every_command_before_it_writes(tmp_path, capsy
 @pytest.mark.parametrize("name, value, expected", [
     ("NUMBA_NUM_THREADS", "0", "expected a whole number of threads from 1 to 4096"),
     ("FBSIM_LLVM_TUNING", "yes", "expected 1 (fbsim's compiled code tuned"),
+    ("FBSIM_SPECIALISE", "all", "expected one of lineups, default, none"),
     ("NUMBA_NUM_THREADS", "\u0663", "expected a whole number of threads"),
     ("NUMBA_NUM_THREADS", "two", "expected a whole number of threads"),
     ("SOURCE_DATE_EPOCH", "99999999999999999999", "expected whole seconds since 1970"),

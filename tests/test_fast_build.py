@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from numba import njit
 
 from fbsim.bench import tape_length
+from fbsim.errors import UsageError
 from fbsim.game import layout as L
 from fbsim.game.shape import shape_of
 from fbsim.kernel import Records, bot_arrays, columns, dispatch, simulate
@@ -59,7 +60,8 @@ def same(a: dict, b: dict) -> str | None:
     return None
 
 
-def test_builds_are_chosen_by_lineup():
+def test_builds_are_chosen_by_lineup(monkeypatch):
+    monkeypatch.setenv("FBSIM_SPECIALISE", "lineups")  # (the suite's is `default`: conftest)
     default = build_for(Lineup())
     assert not default.checked and set(default.bots) == {"steward", "opportunist",
                                                         "fog-grabber"}
@@ -68,7 +70,24 @@ def test_builds_are_chosen_by_lineup():
     mixed = build_for(parse_lineup(seats=["0=random", "1=hoarder"], players=4))
     assert mixed.bots == compiled_bots()  # more than SPECIALISE_MAX bots: the generic build
     assert build_for(Lineup(), checked=True).checked
+    # one checked build checks every lineup
+    assert build_for(Lineup(), checked=True).bots == compiled_bots()
+    assert build_for(parse_lineup(seats=["1=hoarder"], players=4), True).bots == compiled_bots()
     assert kernel_build(checked=True).module.__name__ == "fbsim.kernel.engine"
+
+
+def test_fbsim_specialise_chooses_which_lineups_get_a_build_of_their_own(monkeypatch):
+    hoarder = parse_lineup(seats=["1=hoarder"], players=4)
+    monkeypatch.setenv("FBSIM_SPECIALISE", "default")
+    assert build_for(hoarder).bots == compiled_bots()
+    assert set(build_for(Lineup()).bots) == {"steward", "opportunist", "fog-grabber"}
+    monkeypatch.setenv("FBSIM_SPECIALISE", "None")  # any case
+    assert build_for(Lineup()).bots == compiled_bots()
+    monkeypatch.setenv("FBSIM_SPECIALISE", "")  # unset or blank: every small lineup
+    assert "hoarder" in build_for(hoarder).bots != compiled_bots()
+    monkeypatch.setenv("FBSIM_SPECIALISE", "some")
+    with pytest.raises(UsageError, match="FBSIM_SPECIALISE='some': expected one of lineups"):
+        build_for(Lineup())
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -90,11 +109,13 @@ def test_fast_build_equals_checked_build_on_random_rules(data):
 @pytest.mark.parametrize("players,lineup", [(3, None), (4, None), (5, None), (6, None),
                                             (4, "1=hoarder"), (6, "1=hoarder"),
                                             (3, "0=tunable"), (5, "0=tunable")])
-def test_specialised_fast_build_equals_checked_generic_build(players, lineup):
+def test_specialised_fast_build_equals_checked_generic_build(players, lineup, monkeypatch):
+    monkeypatch.setenv("FBSIM_SPECIALISE", "lineups")  # (the suite's is `default`: conftest)
     lu = parse_lineup(seats=[lineup] if lineup else [], players=players)
     rules = load_rules(players=players)
     fast = simulate(rules, lu, 7, 4000, first_game=123)
     assert build_for(lu).bots != compiled_bots()  # a specialised build played
+    assert build_for(lu, checked=True).bots == compiled_bots()  # against the generic one
     checked = simulate(rules, lu, 7, 4000, first_game=123, checked=True)
     assert same(fast, checked) is None, same(fast, checked)
 
@@ -128,14 +149,18 @@ def test_a_probe_asks_the_bots_on_the_side_and_plays_the_recorded_games(decision
     """`fbsim bench --decisions`: replaying a tape while asking the bots one decision plays
     the very games the bots played, and asks that decision at every turn it is asked in play
     (commitments: every seat at once; a market answer that buys is asked again)."""
-    from fbsim.kernel.dispatch import PROBE_WORDS, probe_mode
+    from fbsim.kernel.dispatch import PROBE_WORDS, probe
 
     n = 300
     rules, lu, rec, _, (R, P, by_agenda, seat_bot), _, a, b = taping(4, n)
     tapes = np.zeros((n, tape_length(rules) + PROBE_WORDS), dtype=np.int64)
     rec.run(R, P, by_agenda, seat_bot, 2, 0, n, 50, a.arrays(n), tapes, threads=1)
-    probe = build_for(lu, False, probe_mode(decision))
-    probe.run(R, P, by_agenda, seat_bot, 2, 0, n, 50, b.arrays(n), tapes, threads=1)
+    prober = build_for(lu, False, "probe")
+    probe(tapes, None)  # no decision asked: nothing counted
+    prober.run(R, P, by_agenda, seat_bot, 2, 0, n, 50, b.arrays(n), tapes, threads=1)
+    assert not tapes[:, -2:].any()
+    probe(tapes, decision)
+    prober.run(R, P, by_agenda, seat_bot, 2, 0, n, 50, b.arrays(n), tapes, threads=1)
     played, probed = columns(rules, a.arrays(n), 0, n), columns(rules, b.arrays(n), 0, n)
     assert same(played, probed) is None, same(played, probed)
     asked, total = tapes[:, -2], tapes[:, -1]
@@ -291,14 +316,16 @@ def test_an_illegal_answer_stops_the_run_naming_its_game():
 
 @contextmanager
 def shapes_on():
-    """FBSIM_SHAPES=standard for the block (the suite plays builds for any shape:
-    tests/conftest.py)."""
-    before = os.environ.get("FBSIM_SHAPES")
-    os.environ["FBSIM_SHAPES"] = "standard"
+    """FBSIM_SHAPES=standard and FBSIM_SPECIALISE=lineups for the block (the suite plays
+    builds for any shape, specialised to the default lineup only: tests/conftest.py)."""
+    names = {"FBSIM_SHAPES": "standard", "FBSIM_SPECIALISE": "lineups"}
+    before = {k: os.environ.get(k) for k in names}
+    os.environ.update(names)
     try:
         yield
     finally:
-        if before is None:
-            del os.environ["FBSIM_SHAPES"]
-        else:
-            os.environ["FBSIM_SHAPES"] = before
+        for k, v in before.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v

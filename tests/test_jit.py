@@ -236,7 +236,8 @@ def test_a_fast_builds_games_step_through_as_plain_python_with_the_same_records(
     cases = [[4, None], [3, "accelerationist=hoarder"]]
 
     def run(disable: str) -> dict:
-        env = {**os.environ, "NUMBA_DISABLE_JIT": disable, "FBSIM_SHAPES": "standard"}
+        env = {**os.environ, "NUMBA_DISABLE_JIT": disable, "FBSIM_SHAPES": "standard",
+               "FBSIM_SPECIALISE": "lineups"}
         proc = subprocess.run([sys.executable, "-P", "-c", PLAIN, json.dumps(cases)], env=env,
                               capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr[-3000:]

@@ -5,12 +5,14 @@ a build is a numba type (`fbsim.kernel.buildtype`). What a build fixes:
   illegal one stops the game with its rule, `fbsim.kernel.layout.ERR_RULES`); a fast build
   checks none and does not ask a seat that can buy nothing at the market. Every record is the
   same for legal bots (the test suite plays the same games through both).
-- **its bots**: the default lineup's and the lineup's own when that makes at most
-  `SPECIALISE_MAX` bots (`build_for`), else every compiled bot (the generic build).
+- **its bots**: in a fast build, the default lineup's and the lineup's own when that makes at
+  most `SPECIALISE_MAX` bots (`build_for`; FBSIM_SPECIALISE), else every compiled bot (the
+  generic build); a checked build has every compiled bot (one build checks every lineup).
 - **the table's shape** (`fbsim.game.shape`), for fast specialised builds of the shapes
   `shaped` names (FBSIM_SHAPES): the five numbers become constants and their loops unroll.
 - **the mode** (`fbsim.kernel.dispatch`): play, or record every answer to a tape, replay it
-  (the engine-only floor of `fbsim bench`) or replay it and probe one decision.
+  (the engine-only floor of `fbsim bench`) or replay it and probe one decision (which one,
+  the tape says).
 
 `Build.run` plays a range of games in chunks on a pool of threads (the chunk function never
 takes the GIL); every game's record depends only on (rules, lineup, seed, game index).
@@ -34,7 +36,7 @@ from filelock import FileLock
 from fbsim.game.shape import shape_of
 from fbsim.kernel import dispatch, engine
 from fbsim.kernel.buildtype import Token
-from fbsim.kernel.settings import checked_default, shapes_setting
+from fbsim.kernel.settings import checked_default, shapes_setting, specialise_setting
 from fbsim.lineup import Lineup
 
 SPECIALISE_MAX = 4  # builds of at most this many bots are specialised (`build_for`)
@@ -44,7 +46,7 @@ SPECIALISE_MAX = 4  # builds of at most this many bots are specialised (`build_f
 class Build:
     bots: tuple[str, ...]  # the bots compiled in; a seat's bot id is its position here
     checked: bool
-    mode: str  # "play", "record", "replay" (fbsim.kernel.dispatch.MODES) or a probe
+    mode: str  # "play", "record", "replay" or "probe" (fbsim.kernel.dispatch.MODES)
     shape: tuple[int, ...] | None = None  # the table's shape it is compiled for (None: any)
     module = engine  # the code that runs; its entry points take `token`
 
@@ -177,21 +179,35 @@ def kernel_build(bots: tuple[str, ...] | None = None, checked: bool = False,
 
 def build_for(lineup: Lineup, checked: bool | None = None, mode: str = "play",
               shape: tuple[int, ...] | None = None) -> Build:
-    """The build a lineup plays: the default lineup's bots plus the lineup's own when that
-    makes at most SPECIALISE_MAX bots (the default lineup, a seat or an Agenda changed to one
-    other bot: a handful of builds in all), else the generic build of every compiled bot;
-    checked when asked (or when FBSIM_CHECKED=1). `shape`: the table's shape
-    (`fbsim.game.shape.shape_of` of the rules vector to be played); a fast specialised build
-    is compiled for it when `shaped(shape)` says so."""
+    """The build a lineup plays. Fast: the default lineup's bots plus the lineup's own when
+    that makes at most SPECIALISE_MAX bots (the default lineup, a seat or an Agenda changed to
+    one other bot: a handful of builds in all) and FBSIM_SPECIALISE allows it (`specialised`),
+    else the generic build of every compiled bot. Checked (when asked, or when FBSIM_CHECKED=1):
+    the generic build, whose every decision is checked (speed is not its point: one build
+    checks every lineup). `shape`: the table's shape (`fbsim.game.shape.shape_of` of the rules
+    vector to be played); a fast specialised build is compiled for it when `shaped(shape)`
+    says so."""
     checked = checked_default() if checked is None else checked
-    used = {e.bot for e in Lineup().entries() + lineup.entries() if e is not None}
     order = dispatch.compiled_bots()
-    if len(used) <= SPECIALISE_MAX and used <= set(order):
-        bots = tuple(b for b in order if b in used)
-    else:
-        bots = order
+    bots = order if checked else specialised(lineup)
     one_shape = shape is not None and not checked and bots != order and shaped(shape)
     return kernel_build(bots, checked, mode, tuple(shape) if one_shape else None)
+
+
+def specialised(lineup: Lineup) -> tuple[str, ...]:
+    """The bots of the lineup's fast build: the default lineup's plus its own, in registry
+    order, when that makes at most SPECIALISE_MAX bots and FBSIM_SPECIALISE allows it
+    (`lineups`: any such lineup; `default`: the default lineup's bots only; `none`: never),
+    else every compiled bot. Every build plays the same games (tests/test_fast_build.py)."""
+    order = dispatch.compiled_bots()
+    setting = specialise_setting()
+    default = {e.bot for e in Lineup().entries() if e is not None}
+    used = default | {e.bot for e in lineup.entries() if e is not None}
+    if setting == "none" or (setting == "default" and used != default):
+        return order
+    if len(used) <= SPECIALISE_MAX and used <= set(order):
+        return tuple(b for b in order if b in used)
+    return order
 
 
 @cache

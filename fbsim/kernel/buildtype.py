@@ -2,8 +2,8 @@
 
 A build (`fbsim.kernel.build.Build`) is the engine (`fbsim/kernel/engine.py`, the code that
 runs) compiled for: the bots that answer the decisions, whether their decisions are checked
-against the rules, how they are asked (`MODES`: play, or record to / replay from a tape for
-`fbsim bench`), and the table's shape or any. Its entry points take a `token`, an object
+against the rules, how they are asked (`MODES`: play, or record to / replay (and probe) from
+a tape for `fbsim bench`), and the table's shape or any. Its entry points take a `token`, an object
 whose numba type, `BuildType`, carries those four things. numba compiles each
 entry point once per type and caches it on disk under that type, so each build is compiled
 and cached on its own, and nothing is generated or spliced:
@@ -30,7 +30,7 @@ from numba.extending import NativeValue, intrinsic, overload, unbox
 
 from fbsim.game.shape import Shaped
 
-MODES = ("play", "record", "replay")  # and "probe:<decision>" (`fbsim.kernel.dispatch`)
+MODES = ("play", "record", "replay", "probe")  # (`fbsim.kernel.dispatch`)
 
 
 class _Build:

@@ -8,9 +8,10 @@ them; records name a seat's lineup entry instead, `fbsim.lineup`) and how they a
 - `record`: ask it and append its answer to the tape (`T[0]` is the cursor);
 - `replay`: read the answer from the tape, asking no bot (the engine-only floor of
   `fbsim bench`);
-- `probe:<decision>` (`probe_mode`): replay, and also ask the bots this one decision, adding
-  each answer to the tape's last word and counting the questions in the word before it (the
-  cost of one decision on the floor's own games, `fbsim bench --decisions`).
+- `probe`: replay, and also ask the bots the one decision the tape's word `PROBE_WORDS` from
+  its end names (its index in DECISIONS; -1, none), adding each answer to the tape's last
+  word and counting the questions in the word before it (the cost of one decision on the
+  floor's own games, `fbsim bench --decisions`; one build probes every decision).
 
 Compiled, a decision is a branch over the build's bots, each bot's decision inlined
 (`implementation`); a tape of no build (a plain array) plays every compiled bot. With the JIT
@@ -30,18 +31,19 @@ from fbsim.policies import registry
 
 DECISIONS = ("commit", "fog_request", "market", "accuse", "cornered")
 ANSWERS = {"commit": 5, "fog_request": 1, "market": 1, "accuse": 1, "cornered": 1}
-MODES = ("play", "record", "replay")
-PROBE = "probe:"
-PROBE_WORDS = 2  # a probing tape's last words: the questions asked, the answers' sum
+MODES = ("play", "record", "replay", "probe")
+PROBE_WORDS = 3  # a probing tape's last words: the decision probed, questions, answers' sum
 
 inline = numba.njit(inline="always", nogil=True, _nrt=False)
 
 
-def probe_mode(decision: str) -> str:
-    """The mode that replays a tape and asks the bots `decision` on the side."""
-    if decision not in DECISIONS:
+def probe(tapes, decision: str | None) -> None:
+    """Make a probing build ask `decision` (None: no decision) as it replays these tapes (one
+    per game, PROBE_WORDS longer than the answers), its counts set to 0."""
+    if decision is not None and decision not in DECISIONS:
         raise ValueError(f"unknown decision {decision!r}")
-    return PROBE + decision
+    tapes[:, -PROBE_WORDS:] = 0
+    tapes[:, -PROBE_WORDS] = -1 if decision is None else DECISIONS.index(decision)
 
 
 @cache
@@ -116,25 +118,28 @@ def _no_probe(bot, R, V, P, seed, game, T):
     pass
 
 
-def _probe(ask, k: int):
+def _probe(ask, k: int, which: int):
     if k == 1:
         def probe(bot, R, V, P, seed, game, T):
-            a = ask(bot, R, V, P, seed, game)
-            T[T.shape[0] - 2] += 1
-            T[T.shape[0] - 1] += a
+            n = T.shape[0]
+            if T[n - 3] == which:
+                a = ask(bot, R, V, P, seed, game)
+                T[n - 2] += 1
+                T[n - 1] += a
     else:
         def probe(bot, R, V, P, seed, game, T):
-            a0, a1, a2, a3, a4 = ask(bot, R, V, P, seed, game)
-            T[T.shape[0] - 2] += 1
-            T[T.shape[0] - 1] += a0 + a1 + a2 + a3 + a4
+            n = T.shape[0]
+            if T[n - 3] == which:
+                a0, a1, a2, a3, a4 = ask(bot, R, V, P, seed, game)
+                T[n - 2] += 1
+                T[n - 1] += a0 + a1 + a2 + a3 + a4
     return probe
 
 
 @cache
 def implementation(d: str, bots: tuple[str, ...], mode: str):
     """Decision `d` of a build of these bots in this mode (see the module's docstring)."""
-    probed = mode[len(PROBE):] if mode.startswith(PROBE) else None
-    if mode not in MODES and probed not in DECISIONS:
+    if mode not in MODES:
         raise ValueError(f"unknown dispatch mode {mode!r}")
     k = ANSWERS[d]
     if mode == "play":
@@ -146,7 +151,8 @@ def implementation(d: str, bots: tuple[str, ...], mode: str):
         return decide
     if mode == "record":
         return _record(inline(_ask(d, bots)), k)
-    probe = _probe(inline(_ask(d, bots)), k) if d == probed else _no_probe
+    probe = (_probe(inline(_ask(d, bots)), k, DECISIONS.index(d)) if mode == "probe"
+             else _no_probe)
     return _replay(inline(probe), k)
 
 

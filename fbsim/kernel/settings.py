@@ -10,6 +10,8 @@ from fbsim.errors import UsageError, shown
 CHECKED_ENV = "FBSIM_CHECKED"  # "1": every run uses checked builds
 SHAPES_ENV = "FBSIM_SHAPES"  # which tables' shapes get fast builds of their own
 SHAPES_SETTINGS = ("standard", "all", "none")
+SPECIALISE_ENV = "FBSIM_SPECIALISE"  # which lineups get fast builds of their own bots
+SPECIALISE_SETTINGS = ("lineups", "default", "none")
 LLVM_TUNING_ENV = "FBSIM_LLVM_TUNING"  # "0": no LLVM tuning of fbsim's code (`kernel.llvm`)
 
 
@@ -25,6 +27,19 @@ def shapes_setting() -> str:
     if value not in SHAPES_SETTINGS:
         raise UsageError(f"{SHAPES_ENV}={value!r}: expected one of "
                          f"{', '.join(SHAPES_SETTINGS)}")
+    return value
+
+
+def specialise_setting() -> str:
+    """FBSIM_SPECIALISE: which lineups get a fast build of their own bots
+    (SPECIALISE_SETTINGS, `fbsim.kernel.build.build_for`): `lineups` (the default), every
+    lineup of at most SPECIALISE_MAX bots; `default`, the default lineup only (any other plays
+    the generic build: fewer builds to compile, the same games); `none`, no lineup. A bad
+    value is a usage error."""
+    value = os.environ.get(SPECIALISE_ENV, "").strip().lower() or "lineups"
+    if value not in SPECIALISE_SETTINGS:
+        raise UsageError(f"{SPECIALISE_ENV}={shown(value)}: expected one of "
+                         f"{', '.join(SPECIALISE_SETTINGS)}")
     return value
 
 
