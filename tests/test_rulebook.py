@@ -254,7 +254,25 @@ def test_an_interrupted_search_resumes_to_the_same_bytes(searched, tmp_path):
     code = main(["tune", "--equilibrium", "--target", str(searched / "spec.toml"), "--out",
                  str(out), "-q"])
     assert code == 0
-    for name in ("trials.json", "summary.json", "best_rules.toml", "p3.toml"):
+    for name in ("trials.json", "summary.json", "summary.md", "best_rules.toml", "p3.toml"):
+        assert (out / name).read_bytes() == (searched / "out" / name).read_bytes(), name
+
+
+def test_a_finished_search_run_again_writes_the_same_bytes(searched, tmp_path):
+    """Run again over its own folder, a finished search reads its finalists' confirmations
+    back (JSON, whose keys come sorted) and writes the same summary: its Agendas in the rules'
+    order, as the first run wrote them."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(searched / "out", out)
+    code = main(["tune", "--equilibrium", "--target", str(searched / "spec.toml"), "--out",
+                 str(out), "-q"])
+    assert code == 0
+    md = (out / "summary.md").read_text()
+    assert md.index("| steward |") < md.index("| opportunist |") < md.index(
+        "| accelerationist |")
+    for name in ("trials.json", "summary.json", "summary.md", "best_rules.toml", "p3.toml"):
         assert (out / name).read_bytes() == (searched / "out" / name).read_bytes(), name
 
 

@@ -855,6 +855,12 @@ def _row(t: dict, sizes: dict) -> dict:
     return row
 
 
+def in_declared(by_agenda: dict) -> list[str]:
+    """The Agendas of `by_agenda` in the rules' order (a dict read back from JSON comes
+    sorted: summary.md must not depend on whether a run resumed)."""
+    return [a for a in AGENDAS if a in by_agenda]
+
+
 def summary_markdown(s: dict, spec: RulebookSpec) -> str:
     lines = ["# Rules under strong play", "",
              "Each candidate was judged at its own single-seat equilibrium (the game as "
@@ -873,7 +879,8 @@ def summary_markdown(s: dict, spec: RulebookSpec) -> str:
              "single-seat gain |", "|---|---|---|---|---|---|"]
     for n, x in s["players"].items():
         ref = s["unchanged"]["sizes"].get(n, {}).get("player_win_rate", {})
-        for a, r in x["agendas"].items():
+        for a in in_declared(x["agendas"]):
+            r = x["agendas"][a]
             lo, hi = r["player_win_ci"]
             lines.append(f"| {n} | {a} | {_pc(r['player_win_rate'])} [{_pc(lo)}, {_pc(hi)}] | "
                          f"{_pc(x['fair'])} | {_pc(ref.get(a))} | "
@@ -891,7 +898,8 @@ def summary_markdown(s: dict, spec: RulebookSpec) -> str:
               "| players | trial | worst distance from fair | a player's chance | Collapse | "
               "changes |", "|---|---|---|---|---|---|"]
     for n, b in s["best_by_size"].items():
-        chances = ", ".join(f"{a} {_pc(r)}" for a, r in b["player_win_rate"].items())
+        chances = ", ".join(f"{a} {_pc(b['player_win_rate'][a])}"
+                            for a in in_declared(b["player_win_rate"]))
         lines.append(f"| {n} | {b['trial'] + 1} | {_pc(b['worst'])} | {chances} | "
                      f"{_pc(b['collapse'])} | {describe(b['changes'])} |")
     quiet = [k for k, e in s["lever_effects"].items()
