@@ -256,6 +256,7 @@ def test_same_bot_with_different_params_plays_differently_and_equally_in_both_en
     assert not np.array_equal(same["burn_open"][:, 2], cols["burn_open"][:, 2])
 
 
+@pytest.mark.slow  # (5-11 s)
 def test_set_shorthand_gives_the_games_of_the_lineup_form():
     from fbsim.experiments.run.simulate import simulate as sim
     from fbsim.experiments.run.spec import SweepSpec, build_points

@@ -201,6 +201,7 @@ def test_best_responses_against_another_field_are_not_shown(tmp_path):
     assert rep.exploit is None
 
 
+@pytest.mark.slow  # (5-11 s)
 def test_cli_writes_a_self_contained_page_and_its_table(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     out = tmp_path / "r.html"

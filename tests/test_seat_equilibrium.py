@@ -392,6 +392,7 @@ def test_the_report_shows_a_players_chance_by_the_deal(tmp_path, capsys):
         "A player's chance, by the Agenda dealt" in out.read_text()
 
 
+@pytest.mark.slow  # (5-11 s)
 def test_a_warm_start_goes_on_from_a_finished_searchs_field(capsys, tmp_path):
     """`--from`: the new search starts with the old one's populations and the mixture of the
     field it answered with, under other rules; a folder with nothing to start from, or a
@@ -475,6 +476,7 @@ def test_the_answer_is_audited_by_the_searcher_and_not_converged_when_it_gains(c
     assert "the searcher's gain" in (out / "summary.md").read_text()
 
 
+@pytest.mark.slow  # (5-11 s)
 def test_the_searchers_departures_are_distilled_and_the_search_goes_on_from_them(capsys,
                                                                                 tmp_path):
     """--distill: where the searcher beats the answer, its departures become table cells of
