@@ -46,7 +46,7 @@ SPECIALISE_MAX = 4  # builds of at most this many bots are specialised (`build_f
 class Build:
     bots: tuple[str, ...]  # the bots compiled in; a seat's bot id is its position here
     checked: bool
-    mode: str  # "play", "record", "replay" or "probe" (fbsim.kernel.dispatch.MODES)
+    mode: str  # "play", "record", "replay" or "probe" (fbsim.kernel.buildtype.MODES)
     shape: tuple[int, ...] | None = None  # the table's shape it is compiled for (None: any)
     module = engine  # the code that runs; its entry points take `token`
 

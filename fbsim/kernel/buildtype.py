@@ -30,7 +30,7 @@ from numba.extending import NativeValue, intrinsic, overload, unbox
 
 from fbsim.game.shape import Shaped
 
-MODES = ("play", "record", "replay", "probe")  # (`fbsim.kernel.dispatch`)
+MODES = ("play", "record", "replay", "probe")  # how a build asks its bots (`kernel.dispatch`)
 
 
 class _Build:

@@ -26,12 +26,11 @@ import numba
 from numba.extending import overload
 
 from fbsim.game.jit import shared_inline
-from fbsim.kernel.buildtype import TapeType
+from fbsim.kernel.buildtype import MODES, TapeType
 from fbsim.policies import registry
 
 DECISIONS = ("commit", "fog_request", "market", "accuse", "cornered")
 ANSWERS = {"commit": 5, "fog_request": 1, "market": 1, "accuse": 1, "cornered": 1}
-MODES = ("play", "record", "replay", "probe")
 PROBE_WORDS = 3  # a probing tape's last words: the decision probed, questions, answers' sum
 
 inline = numba.njit(inline="always", nogil=True, _nrt=False)
@@ -122,14 +121,14 @@ def _probe(ask, k: int, which: int):
     if k == 1:
         def probe(bot, R, V, P, seed, game, T):
             n = T.shape[0]
-            if T[n - 3] == which:
+            if T[n - PROBE_WORDS] == which:
                 a = ask(bot, R, V, P, seed, game)
                 T[n - 2] += 1
                 T[n - 1] += a
     else:
         def probe(bot, R, V, P, seed, game, T):
             n = T.shape[0]
-            if T[n - 3] == which:
+            if T[n - PROBE_WORDS] == which:
                 a0, a1, a2, a3, a4 = ask(bot, R, V, P, seed, game)
                 T[n - 2] += 1
                 T[n - 1] += a0 + a1 + a2 + a3 + a4
