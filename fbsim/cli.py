@@ -968,9 +968,10 @@ def equilibrium_cmd(
         min=1, max=100_000)] = 64,
     distill: Annotated[int | None, typer.Option(
         help="seat: where the searcher beats the answer, distil its departures into the "
-             "field's tables of commitments (by round and projected final Dial) and solve on "
-             "from there, at most this many times, 0 to 20 (0: off; needs "
-             "--searcher-games; the answer is the phase the searcher gains least against).")
+             "field's tables of commitments (by round and projected final Dial, and by round "
+             "and its own Capital) and solve on from there, at most this many times, 0 to 20 "
+             "(0: off; needs --searcher-games; the answer is the phase the searcher gains "
+             "least against).")
                                 ] = None,
     distill_share: Annotated[float | None, typer.Option(
         help="seat: the share of a field component's weight its distilled copy takes, above "

@@ -13,10 +13,16 @@ from fbsim.kernel import simulate
 from fbsim.lineup import Entry, Lineup, lineup_hash
 from fbsim.policies import field as F
 from fbsim.policies.planner import (
+    CAPITAL_BANDS,
+    CAPITAL_EDGES,
+    CAPITAL_TABLE,
     N_BANDS,
+    N_CAPITAL,
     TABLE,
     TABLE_BANDS,
     TABLE_ROUNDS,
+    capital_band,
+    capital_cell,
     table_cell,
     table_name,
 )
@@ -47,6 +53,43 @@ def test_table_cell_by_round_and_the_band_of_the_projected_final_Dial_R_E2():
         assert table_cell(R, V) == cell, (r, projected)
     assert TABLE[(2 - 1) * N_BANDS + 2].name == table_name(2, 2) == "r2_p2"
     assert len(TABLE) == TABLE_ROUNDS * N_BANDS
+
+
+def test_capital_cell_by_round_and_the_band_of_its_own_Capital_R_I2_R_S3():
+    """The Capital table's cell is the round and the band of the player's own Capital
+    (private to it, R-I2): in round 1 each place of the staggered order apart (R-S3: 8 +
+    place), then wider bands; -1 after the last round of the table."""
+    assert [capital_band(c) for c in (0, 8, 9, 10, 11, 12, 13, 14, 17, 18, 23, 24, 99)] == \
+        [0, 0, 1, 2, 3, 4, 4, 5, 5, 6, 6, 7, 7]
+    assert len(CAPITAL_BANDS) == N_CAPITAL == len(CAPITAL_EDGES) + 1
+    V = np.zeros(GL.V_SIZE, dtype=np.int64)
+    V[GL.V_SEAT] = 2
+    for r, capital, cell in ((1, 10, 2), (1, 8, 0), (3, 15, 2 * N_CAPITAL + 5),
+                             (TABLE_ROUNDS, 30, (TABLE_ROUNDS - 1) * N_CAPITAL + 7),
+                             (TABLE_ROUNDS + 1, 10, -1)):
+        V[GL.V_ROUND] = r
+        V[GL.V_MY_CAPITAL + 2] = capital
+        V[GL.V_MY_CAPITAL + 1] = 50  # (a rival's slot: not read)
+        assert capital_cell(V) == cell, (r, capital)
+    assert CAPITAL_TABLE[N_CAPITAL + 3].name == table_name(2, 3, CAPITAL_BANDS) == "r2_c3"
+
+
+def test_a_capital_cell_plays_before_the_projections_table_R_S3():
+    """Every projection cell at 4 BURN and the Capital cell of round 1 at 8 Capital at 6 COOL:
+    only the round-1 first player (8 Capital, R-S3) cools, 6 Agents in round 1 and never
+    again; the other seats (9 to 11) burn 4 every round. Both engines agree."""
+    rules = load_rules(players=4)
+    cells = {**every_cell(4), "r1_c0": 60}
+    lu = Lineup({a: Entry.make("planner", {"mask_burns": 0, **cells}) for a in GL.AGENDA_NAMES})
+    cols = simulate(rules, lu, seed=5, n_games=30)
+    cool = np.asarray(cols["cool_open"])
+    assert (cool[:, 0] == 6).all() and (cool[:, 1:] == 0).all()
+    burn = np.asarray(cols["burn_open"])
+    rounds = np.asarray(cols["rounds_played"])
+    assert (burn[:, 0] == 4 * (rounds - 1)).all() and (burn[:, 1] == 4 * rounds).all()
+    for g in range(0, 30, 6):
+        rec = play_game(rules, lu, 5, g)
+        assert [s.cool_open for s in rec.seats] == [6, 0, 0, 0]
 
 
 def test_a_table_cell_plays_its_commitment_in_both_engines_R_C1_R_C2():
@@ -102,10 +145,15 @@ def test_the_table_off_changes_no_game_nor_any_lineups_hash():
 # ---------------------------------------------------------------- the distillation's tally
 
 
-def fake_log(cells, games=100):
+SPREAD = (8, 9, 10, 11, 12, 14, 18, 24)  # one Capital of each band (`CAPITAL_EDGES`)
+
+
+def fake_log(cells, games=100, capital=None):
     """Searched decisions of a planner seat (one per game, round 2) with candidate 0 (the
     field's: 3 WORKS, 3 COOL) and candidate 1 (6 WORKS) whose mean paired difference per
-    decision is `cells[cell]` (k = 64 rollouts; a spread of 1 in every paired diff)."""
+    decision is `cells[cell]` (k = 64 rollouts; a spread of 1 in every paired diff); the
+    seat's Capital `capital(g)` (default: game g's in band g mod 8, too few decisions a
+    Capital cell for a change)."""
     k = 64
     D = np.zeros((games, GL.MAX_ROUNDS, KS.D_SIZE), dtype=np.int64)
     C = np.zeros((games, GL.MAX_ROUNDS, KS.MAX_CANDIDATES, KS.C_SIZE), dtype=np.int64)
@@ -114,6 +162,7 @@ def fake_log(cells, games=100):
         d = D[g, 1]
         d[KS.D_SEARCHED], d[KS.D_CELL], d[KS.D_MEMO] = 1, cell, GL.NO_MEMO
         d[KS.D_ROLLOUTS], d[KS.D_CANDIDATES] = k, 2
+        d[KS.D_CAPITAL] = capital(g) if capital else SPREAD[g % len(SPREAD)]
         C[g, 1, 0, KS.C_COMMIT:KS.C_COMMIT + 5] = (3, 3, 0, 0, 0)
         C[g, 1, 1, KS.C_COMMIT:KS.C_COMMIT + 5] = (6, 0, 0, 0, 0)
         wins = int(round(mean * k))  # wins - losses = mean k, |diff| = 1 on every rollout
@@ -172,3 +221,39 @@ def test_a_fields_decisions_are_filed_under_the_component_they_drew():
     assert new[0][1]["r2_p0"] == -1.0 and new[1][1]["r2_p0"] == 0.0
     assert DS.code_text(0) == "0 COOL, 0 BURN" and DS.code_text(124) == \
         "2 COOL, 4 BURN (BURNs masked)" and DS.code_of((2, 0, 4, 0, 1)) == 104
+
+
+def test_a_capital_cell_takes_what_the_projection_cannot_see():
+    """Decisions of one projection cell that favour 6 WORKS by 0.25 at 8 Capital and
+    disfavour it by 0.25 at 15: the projection's cell sums to nothing and keeps the plan; the
+    Capital cell of round 2 at 8 (c0) takes 6 WORKS, the one at 15 (c5) keeps the plan."""
+    entry = Entry.make("planner", {})
+    D, C = fake_log([(N_BANDS + 1, 0.25), (N_BANDS + 1, -0.25)], games=120,
+                    capital=lambda g: 8 if g % 2 == 0 else 15)
+    tally = DS.Tally.empty()
+    tally.add(entry, D, C)
+    changes = tally.changes([entry.as_dict()])
+    assert [(c.round, c.band, c.before, c.code) for c in changes] == [(2, "c0", -1, 0)]
+    assert changes[0].gain == pytest.approx(60 * 0.25 / 120)
+    assert "its Capital below 9" in changes[0].text()
+    new = DS.apply(entry, changes)
+    assert new.as_dict()["r2_c0"] == 0.0 and new.as_dict()["r2_p1"] == -1.0
+    # (now the Capital cell plays it: the same log changes nothing more)
+    assert tally.changes([new.as_dict()]) == []
+
+
+def test_a_capital_cell_takes_nothing_the_projections_cell_already_takes():
+    """Every decision of a projection cell favours 6 WORKS by 0.25, at one Capital: the
+    projection's cell takes it, and the Capital cell, scored against that change, finds no
+    more (it overrides the projection's table only where it tells more)."""
+    entry = Entry.make("planner", {})
+    D, C = fake_log([(N_BANDS + 1, 0.25)], games=100, capital=lambda g: 8)
+    tally = DS.Tally.empty()
+    tally.add(entry, D, C)
+    changes = tally.changes([entry.as_dict()])
+    assert [(c.round, c.band, c.code) for c in changes] == [(2, "p1", 0)]
+    # a Capital cell set already (to the field's choice here, 3 COOL) decides these
+    # decisions: the projection's cell is not moved, the Capital cell is
+    fixed = {**entry.as_dict(), "r2_c0": 30.0}
+    assert [(c.round, c.band, c.before, c.code) for c in tally.changes([fixed])] == [
+        (2, "c0", 30, 0)]

@@ -23,7 +23,7 @@ MAX_KINDS = 8
 MAX_MARKET = 8
 STALE = -(1 << 62)  # V_WORLD_PROJECTION not computed since what it reads changed
 NO_MEMO = -1  # V_MY_MEMO: nothing kept yet
-MAX_BOT_PARAMS = 560  # the field bot: 6 weights + 6 planners of 92 + its draw
+MAX_BOT_PARAMS = 944  # the field bot: 6 weights + 6 planners of 156 + its draw (943)
 
 # Agendas (R-S4, D2)
 STEWARD = 0

@@ -31,6 +31,11 @@ gives each Agenda its own parameters):
   (`table_commit`: 10 x COOL + BURN, + 100 with its BURNs masked while Masks last; -1, the
   default: its plan). The equilibrium search does not move these; the searcher's departures,
   distilled, set them (`fbsim.experiments.search.distill`);
+- **a table by its own Capital** (`r<round>_c<band>`, rounds 1 to `TABLE_ROUNDS`, eight
+  bands of its Capital as it decides, R-I2: `capital_cell`), played before the projection's
+  table where a cell is set: in round 1 its Capital is its place in the staggered order
+  (R-S3), which the projection cannot see (the searcher's 4-player Accelerationist opens with
+  open COOL in place 0 and BURNs elsewhere); distilled the same way;
 - **Accusations** (`accuse`, `accuse_min`, `cornered`): points at the most open burner, the
   most open cooler, by the way the Dial runs, or at the rival that public evidence names the
   likeliest Accelerationist (`fbsim.policies.beliefs`) when its score reaches `accuse_min`;
@@ -84,9 +89,10 @@ TABLE_OFF = -1.0  # a cell that plays the plan
 TABLE_MASKED = 100  # + this: its BURNs masked
 
 
-def table_name(r: int, band: int) -> str:
-    """The parameter of the table's cell for round r (1-based) and band `band`."""
-    return f"r{r}_{TABLE_BANDS[band]}"
+def table_name(r: int, band: int, bands: tuple[str, ...] = TABLE_BANDS) -> str:
+    """The parameter of a table's cell for round r (1-based) and band `band` (of the
+    projection's `TABLE_BANDS` or the Capital's `CAPITAL_BANDS`)."""
+    return f"r{r}_{bands[band]}"
 
 
 TABLE = tuple(Param(table_name(r, b), TABLE_OFF,
@@ -95,7 +101,21 @@ TABLE = tuple(Param(table_name(r, b), TABLE_OFF,
                     "BURN (+100: its BURNs masked; -1: its plan)",
                     TABLE_OFF, TABLE_MASKED + 66, quiet=True)
               for r in range(1, TABLE_ROUNDS + 1) for b in range(len(TABLE_BANDS)))
-TABLE_NAMES = frozenset(p.name for p in TABLE)
+# the bands of its own Capital (`capital_cell`), by their first Capital: round 1's places
+# apart (R-S3: 8 + place), then wider
+CAPITAL_EDGES = (9, 10, 11, 12, 14, 18, 24)
+CAPITAL_BANDS = tuple(f"c{b}" for b in range(len(CAPITAL_EDGES) + 1))
+CAPITAL_TEXT = (f"Capital below {CAPITAL_EDGES[0]}",) + tuple(
+    f"Capital {lo}" if hi == lo + 1 else f"Capital {lo} to {hi - 1}"
+    for lo, hi in zip(CAPITAL_EDGES, CAPITAL_EDGES[1:], strict=False)) + (
+    f"Capital {CAPITAL_EDGES[-1]} or more",)
+CAPITAL_TABLE = tuple(Param(table_name(r, b, CAPITAL_BANDS), TABLE_OFF,
+                            f"round {r}, its own {CAPITAL_TEXT[b]}: the commitment it plays "
+                            "instead of its projection's table and its plan, 10 x COOL + BURN "
+                            "(+100: its BURNs masked; -1: not set)",
+                            TABLE_OFF, TABLE_MASKED + 66, quiet=True)
+                      for r in range(1, TABLE_ROUNDS + 1) for b in range(len(CAPITAL_BANDS)))
+TABLE_NAMES = frozenset(p.name for p in TABLE + CAPITAL_TABLE)
 
 PARAMS = (
     Param("aim", 529.5, "final Dial (ppm) it steers the projection towards", 300, 800),
@@ -125,7 +145,7 @@ PARAMS = (
           "(below 300: off)", 0, 650),
     Param("steer_from", 1.0, "the first round it steers, burns and pushes the Collapse plan in "
           "(before it: `disguise` open COOL, the rest WORKS)", 1, L.MAX_ROUNDS),
-) + TABLE
+) + TABLE + CAPITAL_TABLE
 
 P_AIM = param_index(PARAMS, "aim")
 P_TOLERANCE = param_index(PARAMS, "tolerance")
@@ -150,6 +170,8 @@ LAST_AIM_OFF = 300.0  # `last_aim` below this: off
 P_STEER_FROM = param_index(PARAMS, "steer_from")
 TABLE_AT = param_index(PARAMS, table_name(1, 0))  # cell c at TABLE_AT + c (`table_cell`)
 N_BANDS = len(TABLE_BANDS)
+CAPITAL_AT = param_index(PARAMS, table_name(1, 0, CAPITAL_BANDS))  # (`capital_cell`)
+N_CAPITAL = len(CAPITAL_BANDS)
 
 # what `buy` buys
 BUY_NOTHING = 0
@@ -219,12 +241,36 @@ def table_cell(R, V):
 
 
 @shared
-def table_code(V, R, P, o):
-    """The table's commitment code for this decision (-1: the plan). The projection is
-    computed only where a cell of this round is set (a planner without a table pays nothing)."""
+def capital_band(capital):
+    """The band of a Capital (`CAPITAL_EDGES`)."""
+    band = 0
+    for b in range(len(CAPITAL_EDGES)):
+        if capital >= CAPITAL_EDGES[b]:
+            band = b + 1
+    return band
+
+
+@shared
+def capital_cell(V):
+    """The Capital table's cell of this decision: (round - 1) x N_CAPITAL + the band of its
+    own Capital (R-I2); -1 after round TABLE_ROUNDS."""
     r = V[L.V_ROUND]
     if r > TABLE_ROUNDS:
         return -1
+    return (r - 1) * N_CAPITAL + capital_band(mine(V, L.V_MY_CAPITAL))
+
+
+@shared
+def table_code(V, R, P, o):
+    """The tables' commitment code for this decision (-1: the plan): the Capital table's cell
+    where set, else the projection's. The projection is computed only where a cell of this
+    round is set (a planner without a table pays nothing)."""
+    r = V[L.V_ROUND]
+    if r > TABLE_ROUNDS:
+        return -1
+    x = P[o + CAPITAL_AT + capital_cell(V)]
+    if x >= -0.5:
+        return int(x + 0.5)
     row = o + TABLE_AT + (r - 1) * N_BANDS
     used = False
     for b in range(N_BANDS):

@@ -39,7 +39,17 @@ from fbsim.game import layout as L
 from fbsim.kernel import search as KS
 from fbsim.lineup import Entry, Lineup
 from fbsim.policies import field as F
-from fbsim.policies.planner import BAND_TEXT, N_BANDS, TABLE, TABLE_BANDS, TABLE_MASKED
+from fbsim.policies.planner import (
+    BAND_TEXT,
+    CAPITAL_BANDS,
+    CAPITAL_TEXT,
+    N_BANDS,
+    N_CAPITAL,
+    TABLE_BANDS,
+    TABLE_MASKED,
+    capital_band,
+    table_name,
+)
 from fbsim.rules import Rules
 
 MARGIN = 3.0  # the paired z over a cell a change needs
@@ -67,10 +77,17 @@ class Change:
         return asdict(self)
 
     def text(self) -> str:
-        where = BAND_TEXT[TABLE_BANDS.index(self.band)]
-        return (f"component {self.component}, round {self.round}, projected {where}: "
+        where = band_text(self.band)
+        return (f"component {self.component}, round {self.round}, {where}: "
                 f"{code_text(self.before)} -> {code_text(self.code)} ({self.decisions:,} "
                 f"decisions, {100 * self.gain:+.2f} points, z {self.z:.1f})")
+
+
+def band_text(band: str) -> str:
+    """What a cell's band names: a band of the projected final Dial or of its Capital."""
+    if band in CAPITAL_BANDS:
+        return f"its {CAPITAL_TEXT[CAPITAL_BANDS.index(band)]}"
+    return f"projected {BAND_TEXT[TABLE_BANDS.index(band)]}"
 
 
 def code_of(commit) -> int:
@@ -106,9 +123,9 @@ def component_of(entry: Entry, memo: int) -> int:
 
 @dataclass
 class Tally:
-    """Per (component, cell, code): the sum of the per-decision mean paired differences, of
-    their variances, and the decisions it was a candidate in; per (component, cell): the
-    decisions."""
+    """Per (component, projection's cell, Capital cell, code): the sum of the per-decision
+    mean paired differences, of their variances, and the decisions it was a candidate in;
+    per (component, projection's cell, Capital cell): the decisions."""
 
     sums: dict
     decisions: dict
@@ -127,7 +144,8 @@ class Tally:
             cell = int(d[KS.D_CELL])
             if cell < 0:
                 continue
-            key = (component_of(entry, d[KS.D_MEMO]), cell)
+            ccell = r * N_CAPITAL + capital_band(int(d[KS.D_CAPITAL]))  # (`capital_cell`)
+            key = (component_of(entry, d[KS.D_MEMO]), cell, ccell)
             self.decisions[key] = self.decisions.get(key, 0) + 1
             k = int(d[KS.D_ROLLOUTS])
             for row in C[g, r, :int(d[KS.D_CANDIDATES])]:
@@ -141,25 +159,73 @@ class Tally:
 
     def changes(self, tables: list[dict], margin: float = MARGIN, coverage: float = COVERAGE,
                 min_decisions: int = MIN_DECISIONS) -> list[Change]:
-        """Each cell's best commitment where it clears the bars (`distill`), against the
-        tables the field played (`tables[k]`: component k's parameters)."""
-        best: dict = {}
-        for (k, cell, code), (s, v, m) in sorted(self.sums.items()):
-            n = self.decisions[(k, cell)]
-            if n < min_decisions or m < coverage * n or s <= 0 or v <= 0:
-                continue
-            z = s / math.sqrt(v)
-            if z > margin and (best.get((k, cell)) is None or s > best[(k, cell)][1]):
-                best[(k, cell)] = (code, s, z, n)
-        out = []
-        for (k, cell), (code, s, z, n) in sorted(best.items()):
-            name = TABLE[cell].name
-            before = int(round(tables[k].get(name, -1.0)))
-            if code == before:
-                continue
-            out.append(Change(k, cell // N_BANDS + 1, TABLE_BANDS[cell % N_BANDS], before,
-                              code, n, s / max(self.seat_games, 1), z))
-        return out
+        """Each cell's best commitment where it clears the bars (`distill`, steps 3 and 4),
+        against the tables the field played (`tables[k]`: component k's parameters)."""
+        def now(k, band_cell, bands, size):
+            return int(round(tables[k].get(cell_name(band_cell, bands, size), -1.0)))
+
+        # step 3: the projection's cells, over the decisions no Capital cell decides
+        sums: dict = {}
+        count: dict = {}
+        for (k, cell, ccell), n in self.decisions.items():
+            if now(k, ccell, CAPITAL_BANDS, N_CAPITAL) < 0:
+                count[(k, cell)] = count.get((k, cell), 0) + n
+        for (k, cell, ccell, code), v in self.sums.items():
+            if (k, cell) in count and now(k, ccell, CAPITAL_BANDS, N_CAPITAL) < 0:
+                t = sums.setdefault((k, cell, code), [0.0, 0.0, 0])
+                for i in range(3):
+                    t[i] += v[i]
+        best = pick(sums, count, margin, coverage, min_decisions)
+        out = [change(k, cell, TABLE_BANDS, N_BANDS, now(k, cell, TABLE_BANDS, N_BANDS),
+                      pick_, self.seat_games) for (k, cell), pick_ in best.items()]
+        new_code = {(k, cell): p[0] for (k, cell), p in best.items()}
+        # step 4: the Capital cells, against what their decisions play after step 3
+        sums, count = {}, {}
+        for (k, _cell, ccell), n in self.decisions.items():
+            count[(k, ccell)] = count.get((k, ccell), 0) + n
+        for (k, cell, ccell, code), (s, v, m) in self.sums.items():
+            base = new_code.get((k, cell))
+            if base is not None and now(k, ccell, CAPITAL_BANDS, N_CAPITAL) < 0:
+                b = self.sums.get((k, cell, ccell, base), (0.0, 0.0, 0))
+                s, v = s - b[0], v + b[1]
+            t = sums.setdefault((k, ccell, code), [0.0, 0.0, 0])
+            t[0] += s
+            t[1] += v
+            t[2] += m
+        best = pick(sums, count, margin, coverage, min_decisions)
+        out += [change(k, ccell, CAPITAL_BANDS, N_CAPITAL,
+                       now(k, ccell, CAPITAL_BANDS, N_CAPITAL), p, self.seat_games)
+                for (k, ccell), p in best.items()]
+        return [c for c in sorted(out, key=lambda c: (c.component, c.round, c.band))
+                if c.code != c.before]
+
+
+def cell_name(cell: int, bands: tuple[str, ...], size: int) -> str:
+    """The parameter of a table's cell (round - 1) x size + band."""
+    return table_name(cell // size + 1, cell % size, bands)
+
+
+def pick(sums: dict, count: dict, margin: float, coverage: float,
+         min_decisions: int) -> dict:
+    """Per (component, cell): the code of the largest positive sum whose paired z exceeds
+    `margin`, a candidate in `coverage` of the cell's (at least `min_decisions`) decisions:
+    (code, sum, z, decisions)."""
+    best: dict = {}
+    for (k, cell, code), (s, v, m) in sorted(sums.items()):
+        n = count.get((k, cell), 0)
+        if n < min_decisions or m < coverage * n or s <= 0 or v <= 0:
+            continue
+        z = s / math.sqrt(v)
+        if z > margin and (best.get((k, cell)) is None or s > best[(k, cell)][1]):
+            best[(k, cell)] = (code, s, z, n)
+    return dict(sorted(best.items()))
+
+
+def change(k: int, cell: int, bands: tuple[str, ...], size: int, before: int, p: tuple,
+           seat_games: int) -> Change:
+    code, s, z, n = p
+    return Change(k, cell // size + 1, bands[cell % size], before, code, n,
+                  s / max(seat_games, 1), z)
 
 
 def apply(entry: Entry, changes: list[Change]) -> Entry:
@@ -167,8 +233,7 @@ def apply(entry: Entry, changes: list[Change]) -> Entry:
     comps = components(entry)
     comps = [(w, dict(p)) for w, p in comps]
     for c in changes:
-        cell = (c.round - 1) * N_BANDS + TABLE_BANDS.index(c.band)
-        comps[c.component][1][TABLE[cell].name] = float(c.code)
+        comps[c.component][1][f"r{c.round}_{c.band}"] = float(c.code)
     if entry.bot == "planner":
         return Entry.make("planner", comps[0][1])
     return Entry.make("field", F.field_params(comps, F.draw_name(entry.as_dict())))
