@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -236,6 +238,7 @@ def test_a_capital_cell_takes_what_the_projection_cannot_see():
     assert [(c.round, c.band, c.before, c.code) for c in changes] == [(2, "c0", -1, 0)]
     assert changes[0].gain == pytest.approx(60 * 0.25 / 120)
     assert "its Capital below 9" in changes[0].text()
+    assert json.loads(json.dumps(changes[0].as_dict())) == changes[0].as_dict()  # (the state)
     new = DS.apply(entry, changes)
     assert new.as_dict()["r2_c0"] == 0.0 and new.as_dict()["r2_p1"] == -1.0
     # (now the Capital cell plays it: the same log changes nothing more)

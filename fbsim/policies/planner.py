@@ -465,7 +465,11 @@ BOT = BotSpec(
          "the plan) in that round when the projected final Dial is in that band: p0 below "
          "Severe less 40 ppm, p1 from there, p2 from Severe less 20, p3 from Severe, p4 from "
          "Severe plus 20, p5 from Extreme, p6 halfway to Collapse, p7 from Collapse, p8 from "
-         "Collapse plus 25 (set by `fbsim equilibrium --distill`)",
+         f"Collapse plus 25; and r<round>_<{CAPITAL_BANDS[0]}..{CAPITAL_BANDS[-1]}>, played "
+         "first where set: the table by its own Capital, "
+         + ", ".join(f"{b} {t[len('Capital '):]}" for b, t in zip(CAPITAL_BANDS, CAPITAL_TEXT,
+                                                                   strict=True))
+         + " (both set by `fbsim equilibrium --distill`)",
 )
 
 

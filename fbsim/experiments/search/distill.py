@@ -144,7 +144,7 @@ class Tally:
             cell = int(d[KS.D_CELL])
             if cell < 0:
                 continue
-            ccell = r * N_CAPITAL + capital_band(int(d[KS.D_CAPITAL]))  # (`capital_cell`)
+            ccell = int(r) * N_CAPITAL + capital_band(int(d[KS.D_CAPITAL]))  # `capital_cell`
             key = (component_of(entry, d[KS.D_MEMO]), cell, ccell)
             self.decisions[key] = self.decisions.get(key, 0) + 1
             k = int(d[KS.D_ROLLOUTS])
