@@ -329,6 +329,9 @@ def rulebook_spec_from_dict(doc: dict, where: str = "tune spec",
             setattr(s, attr, replace(getattr(s, attr), **doc.get("budget", {}).get(part, {})))
         except FbsimError as e:
             raise SpecError(f"{where}: budget.{part}: {e}") from None
+        if getattr(s, attr).distill:  # (`run_equilibrium` refuses it: no searcher's audit)
+            fail(f"budget.{part}.distill", "expected 0: the rules search runs no searcher's "
+                 "audit, whose departures a distillation distils")
     return s
 
 
@@ -567,20 +570,125 @@ class RulebookResult:
     best_rules_toml: str
 
 
+TRIALS_WAY_OUT = "restore the file, or run again with --force (or another --out) to start " \
+                 "the search over"
+# OUT/trials.json as `tune_equilibrium` writes it; each trial's record (`play_trial`) is
+# checked against the spec by `check_trials`
+TRIALS_FILE = {"version": Key("int", required=True), "spec": Key("text", required=True),
+               "trials": Key("list", "a list of trials", required=True, item=Key("table"))}
+RATE = Key("number", lo=0, hi=1)
+
+
+def _trial_keys(spec: RulebookSpec) -> dict[str, Key]:
+    """A trial's record: its loss at most the largest distance (1) plus one per band the
+    target sets (`distance`), its table sizes the spec's."""
+    top = 1.0 + sum(band is not None for band in (spec.collapse, spec.everyone_loses))
+    loss = Key("number", lo=0, hi=top)
+    size = Key("table", keys={k: replace(v, required=True) for k, v in {
+        "loss": loss, "worst": RATE, "collapse": RATE, "everyone_loses": RATE,
+        "seat_gain_max": Key("number", lo=-1, hi=1), "converged": Key("bool"),
+        "player_win_rate": Key("table", known="agenda", keys={
+            a: Key("any", "a player's chance from 0 to 1, or null (never dealt)",
+                   required=True) for a in AGENDAS})}.items()})
+    return {k: replace(v, required=True) for k, v in {
+        "number": Key("int", lo=0), "folder": Key("text"), "loss": loss,
+        "params": Key("table", "the spec's params and their values", known="param",
+                      keys={lv.name: Key("any", required=True) for lv in spec.levers}),
+        "invalid": Key("any", "null, or why its rules cannot be played"),
+        "games": Key("int", lo=0),
+        "sizes": Key("table", "a table by table size", known="table size",
+                     keys={str(n): size for n in spec.players})}.items()}
+
+
+def check_trials(doc, path: Path, spec: RulebookSpec) -> list[dict]:
+    """OUT/trials.json read back, checked whole before anything is played or written: its
+    shape (`fbsim.inputs`), the spec and version it was searched under, and every trial as
+    `play_trial` writes it: numbered 0, 1, 2... in order, in its own folder, each param one of
+    the spec's levers within its range (the first trials the rules unchanged and the spec's
+    starts), each number finite and in its range, every table size of the spec played (none
+    where its rules cannot be), the losses what the rates give (`distance`). Returns the
+    trials; UsageError naming the file and the key, and the way out."""
+    from fbsim.inputs import value
+
+    def fail(key: str, message: str):
+        raise UsageError(f"{path}: {key}: {message}; {TRIALS_WAY_OUT}")
+
+    doc = check(doc, TRIALS_FILE, fail)
+    if doc["version"] != STATE_VERSION or doc["spec"] != spec.digest():
+        raise UsageError(f"{path}: this folder holds a search of another spec (or version); "
+                         "give another --out, or --force to start again")
+    keys = Key("table", keys=_trial_keys(spec))
+    levers = {lv.name: lv for lv in spec.levers}
+    base = unchanged(spec)
+    for i, t in enumerate(doc["trials"]):
+        where = f"trials[{i}]"
+        t = value(t, keys, fail, where)
+        if t["number"] != i:
+            fail(f"{where}.number", f"expected {i} (the trials are numbered in order from 0), "
+                 f"got {t['number']}")
+        if t["folder"] != f"trials/{i:04d}":
+            fail(f"{where}.folder", f"expected \"trials/{i:04d}\", got {shown(t['folder'])}")
+        for k, v in t["params"].items():
+            if levers[k].raw(_value(v)) is None:
+                fail(f"{where}.params.{k}", f"expected {_range_text(levers[k])} (its range "
+                     f"in the spec), got {shown(v)}")
+        if i <= len(spec.starts):
+            proposed = _as_toml({**base, **(spec.starts[i - 1] if i else {})})
+            for k, v in proposed.items():
+                if t["params"][k] != v:
+                    fail(f"{where}.params.{k}", f"expected {shown(v)} ("
+                         + ("the rules' own value: the first trial plays them unchanged"
+                            if i == 0 else f"the spec's start {i}") + f"), got "
+                         f"{shown(t['params'][k])}")
+        if t["invalid"] is not None:
+            if not isinstance(t["invalid"], str):
+                fail(f"{where}.invalid", f"expected null, or why its rules cannot be "
+                     f"played, got {shown(t['invalid'])}")
+            for k, v, want in (("loss", t["loss"], INVALID_LOSS), ("games", t["games"], 0),
+                               ("sizes", t["sizes"], {})):
+                if v != want:
+                    fail(f"{where}.{k}", f"expected {shown(want)} (its rules cannot be "
+                         f"played), got {shown(v)}")
+            continue
+        for n in spec.players:
+            x = t["sizes"].get(str(n))
+            w = f"{where}.sizes.{n}"
+            if x is None:
+                fail(w, "missing: expected the trial's numbers at this table size")
+            rates = x["player_win_rate"]
+            for a, r in rates.items():
+                if r is not None:
+                    value(r, Key("number", "a player's chance from 0 to 1, or null (never "
+                                 "dealt)", lo=0, hi=1), fail, f"{w}.player_win_rate.{a}")
+            worst, loss = distance(spec, n, rates, x["collapse"], x["everyone_loses"])
+            for k, want in (("worst", worst), ("loss", loss)):
+                if x[k] != want:
+                    fail(f"{w}.{k}", f"expected {want!r} (what its player_win_rate, "
+                         f"collapse and everyone_loses give), got {x[k]!r}")
+        loss = max(x["loss"] for x in t["sizes"].values())
+        if t["loss"] != loss:
+            fail(f"{where}.loss", f"expected {loss!r} (the largest of its table sizes' "
+                 f"losses), got {t['loss']!r}")
+    return doc["trials"]
+
+
+def _range_text(lv: Lever) -> str:
+    if lv.choices:
+        return "one of " + ", ".join(_toml_value(c) for c in lv.choices)
+    return f"a number from {_toml_value(lv.lo)} to {_toml_value(lv.hi)}"
+
+
 def _load_trials(path: Path, spec: RulebookSpec, force: bool) -> list[dict]:
+    """The trials of OUT/trials.json (none with `force` or without the file), checked
+    (`check_trials`)."""
     if force or not path.exists():
         return []
     try:
         doc = json.loads(path.read_text())
-        ok = doc["version"] == STATE_VERSION and doc["spec"] == spec.digest()
-        trials = list(doc["trials"])
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise UsageError(f"{path}: cannot resume this search ({type(e).__name__}: {e}); "
-                         "--force starts it again") from None
-    if not ok:
-        raise UsageError(f"{path}: this folder holds a search of another spec (or version); "
-                         "give another --out, or --force to start again")
-    return trials
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{path}: cannot resume this search ({type(e).__name__}: "
+                         f"{cut(str(e))}); {TRIALS_WAY_OUT}") from None
+    return list(check_trials(doc, path, spec))
 
 
 def tune_equilibrium(spec: RulebookSpec, out: str | Path, client=None, echo=None,
@@ -589,8 +697,8 @@ def tune_equilibrium(spec: RulebookSpec, out: str | Path, client=None, echo=None
     check_rulebook_spec(spec)
     say = echo or (lambda _m: None)
     path = out / "trials.json"
+    trials = _load_trials(path, spec, force)[:spec.trials]  # (refused before any change)
     clear_temporaries(out)  # (a killed run's, a full disk's)
-    trials = _load_trials(path, spec, force)[:spec.trials]
     if trials:
         say(f"resuming: {len(trials)} of {spec.trials} trials done")
     for number in range(len(trials), spec.trials):

@@ -42,10 +42,7 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
     start each table size from (`trainer.warm_start`). `searcher_games` (seat-games per
     Agenda, 0: none): the field's audit by the searcher too (`searcher_audit`), whose gains
     go beside the planner family's and count in `converged`."""
-    if draw not in DRAWS:
-        raise UsageError(f"--draw: one of {', '.join(DRAWS)}, got {draw!r}")
-    if start_from is not None and draw != "seat":
-        raise UsageError("--from: a warm start is for the single-seat search (--draw seat)")
+    check_options(draw, budget, start_from, searcher_games)
     if draw == "agenda":
         return team.run_equilibrium(players, out, seed, budget, rules, sets, client, progress,
                                     echo, force)
@@ -88,6 +85,25 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
         doc = publish(out, n, result)
         seat_summary.write_summary_md(out, doc)
     return doc
+
+
+def check_options(draw: str, budget: Budget | TeamBudget | None = None,
+                  start_from: str | Path | None = None, searcher_games: int = 0) -> None:
+    """What `run_equilibrium`'s options cannot do together, refused (UsageError) before any
+    game is played or any file written: a warm start or distillation outside the
+    single-seat search, a distillation without the searcher's audit (whose departures it
+    distils)."""
+    if draw not in DRAWS:
+        raise UsageError(f"--draw: one of {', '.join(DRAWS)}, got {draw!r}")
+    if start_from is not None and draw != "seat":
+        raise UsageError("--from: a warm start is for the single-seat search (--draw seat)")
+    distill = getattr(budget, "distill", 0)
+    if distill and draw != "seat":
+        raise UsageError("--distill: only with --draw seat")
+    if distill and not searcher_games:
+        raise UsageError(f"--distill {distill}: distils the searcher's departures, so it needs "
+                         "the searcher's audit: give --searcher-games above 0, or leave "
+                         "--distill out")
 
 
 def default_knobs():
@@ -175,4 +191,4 @@ def format_summary(players: int, s: dict) -> str:
     return team.format_summary(players, s)
 
 
-__all__ = ["Budget", "TeamBudget", "format_summary", "run_equilibrium"]
+__all__ = ["Budget", "TeamBudget", "check_options", "format_summary", "run_equilibrium"]

@@ -151,8 +151,7 @@ class SeatSearch:
             warm = warm_start(Path(start_from), players)
             self.config["from"] = {"folder": str(start_from), "digest": warm[2]}
         path = self.dir / "state.json"
-        clear_temporaries(self.dir)  # (a killed run's, a full disk's)
-        if path.exists() and not force:
+        if path.exists() and not force:  # (a damaged state refused before any change)
             self.state = State.load(path, self.config)
         elif warm is not None:
             self.state = State(self.config, warm[0], warm[1])
@@ -160,6 +159,7 @@ class SeatSearch:
             pops = {a: [planner_params(x) for x in STARTING_POPULATIONS[a]] for a in AGENDAS}
             self.state = State(self.config, pops,
                                {a: [1.0 / len(p)] * len(p) for a, p in pops.items()})
+        clear_temporaries(self.dir)  # (a killed run's, a full disk's)
         self.rules = self._rules()
 
     def _rules(self):
