@@ -517,6 +517,7 @@ def report_cmd(
         check_inputs,
         clear_resume,
         format_verdict,
+        read_exploit_folder,
         read_ladder_folder,
         read_rulebook_folder,
         report,
@@ -546,6 +547,7 @@ def report_cmd(
                  against_lineup)
     read_ladder_folder(ladder)  # (a damaged ladder refused before the lock is taken)
     read_rulebook_folder(rulebook)  # (and a summary of another kind)
+    read_exploit_folder(exploit)  # (and a damaged exploit result)
     keep = out.parent / f".{out.stem}.parts"
     # one report into this page at a time (its lock file is beside the page)
     with output_lock(out.parent, f".{out.stem}.lock"):
@@ -996,6 +998,7 @@ def equilibrium_cmd(
         DRAWS,
         Budget,
         TeamBudget,
+        check_options,
         format_summary,
         run_equilibrium,
     )
@@ -1044,6 +1047,7 @@ def equilibrium_cmd(
     check_output_folder(out, "--out", ("equilibrium",))
     if draw != "seat" and searcher_games:
         searcher_games = 0  # (the searcher deviates alone: the team game has no such audit)
+    check_options(draw, budget, start_from, searcher_games)  # (before the lock)
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
                               rules=None if rules_file is None else str(rules_file), sets=sets,
@@ -1259,7 +1263,24 @@ def main(argv: list[str] | None = None) -> int:
     return code if isinstance(code, int) else 0
 
 
+def _interrupt_once(signum, frame) -> None:
+    """SIGINT: a KeyboardInterrupt, as Python's own handler raises, the first time; every
+    later one is ignored while the first unwinds (a second Ctrl-C, or `timeout`, which
+    signals the process and then its group), so that the command still ends with its one
+    line and status 130, not a traceback from wherever the second landed (the message being
+    printed, threading's shutdown)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def entry() -> None:
+    import signal
+
+    # (a SIGINT the parent ignores, as for a job started in the background, stays ignored)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupt_once)
     sys.exit(main())
 
 

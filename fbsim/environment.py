@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from fbsim.errors import UsageError, shown
+from fbsim.errors import UsageError, file_named, shown
 from fbsim.kernel.settings import llvm_tuning_setting, shapes_setting, specialise_setting
 
 MAX_EPOCH = 253_402_300_799  # 9999-12-31T23:59:59Z, the last second a timestamp can name
@@ -33,5 +33,23 @@ def check_environment() -> None:
             raise UsageError(f"SOURCE_DATE_EPOCH={shown(epoch)}: expected whole seconds since "
                              f"1970 from 0 to {MAX_EPOCH} (the year 9999)")
     cache = os.environ.get("NUMBA_CACHE_DIR")
-    if cache and Path(cache).exists() and not Path(cache).is_dir():
-        raise UsageError(f"NUMBA_CACHE_DIR={shown(cache)}: the cache folder is a file")
+    if cache:
+        check_cache_folder(cache)
+
+
+def check_cache_folder(cache: str) -> None:
+    """NUMBA_CACHE_DIR names a folder, or one that can be made: neither it nor the nearest
+    of its parents that exists may be a file (numba would fail creating it in the middle of
+    a run, after an output's lock was taken)."""
+    path = Path(cache)
+    for p in (path, *path.parents):
+        try:
+            if not p.exists():
+                continue  # (a path under a file does not exist either: its parent is looked at)
+            if p.is_dir():
+                return
+        except OSError:  # (a folder we may not look into: numba says so, naming it)
+            return
+        where = "the cache folder is a file" if p == path else (
+            f"the cache folder is under a file ({file_named(p)}), not a folder")
+        raise UsageError(f"NUMBA_CACHE_DIR={shown(cache)}: {where}; give a folder")

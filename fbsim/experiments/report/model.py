@@ -131,6 +131,7 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
                           against_lineup)
     ladder_doc = read_ladder_folder(ladder_dir)  # (a damaged one refused before any game)
     rulebook_doc = read_rulebook_folder(rulebook_dir)  # (and so is a summary of another kind)
+    exploits = read_exploit_folder(exploit_dir)  # (and a damaged best response)
     compare = against is not None or bool(against_sets)
     progress = progress or NoProgress()
     started = now_iso()
@@ -142,15 +143,16 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     parts = [_part_path(resume, new, old, lu, games, seed) if resume is not None else None
              for _, new, old, lu in setups]
     kept = [p is not None and p.is_file() for p in parts]
+    # every kept table size read back before any game (a damaged one refused first)
+    tallies = [_load_part(part, new, lu, compare, games) if k else None
+               for (_, new, _, lu), part, k in zip(setups, parts, kept, strict=True)]
     if echo and any(kept):
         echo(f"resuming: {sum(kept)} of {len(players)} table sizes already played")
     progress.start(games * (len(players) - sum(kept)) * (2 if compare else 1),
                    f"{len(players)} table sizes" + (", old and new rules" if compare else ""))
     try:
-        for (n, new, old, lu), part in zip(setups, parts, strict=True):
-            if part is not None and part.is_file():
-                tally = _load_part(part, new, lu, compare)
-            else:
+        for (n, new, old, lu), part, tally in zip(setups, parts, tallies, strict=True):
+            if tally is None:
                 tally = _play_table(new, old, *lu, games, seed, progress)
                 if part is not None:
                     _save_part(part, tally)
@@ -188,10 +190,10 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     if exploit_dir is not None:
         lineups = {n: lu for n, _, _, lu in setups}
         rep.exploit = find_exploit(exploit_dir, [t.rules for t in tables],
-                                   {n: lu[0] for n, lu in lineups.items()})
+                                   {n: lu[0] for n, lu in lineups.items()}, exploits)
         if compare:
             rep.old_exploit = find_exploit(exploit_dir, [t.old_rules for t in tables],
-                                           {n: lu[1] for n, lu in lineups.items()})
+                                           {n: lu[1] for n, lu in lineups.items()}, exploits)
         if rep.exploit is not None:
             rep.exploit_check = check_largest_exploit(rep.exploit, tables, games, seed, echo)
             prov["largest_exploit_check"] = rep.exploit_check
@@ -368,11 +370,38 @@ def _save_part(path: Path, tally: Tally) -> None:
 
 
 def _load_part(path: Path, rules: Rules, lu: tuple[Lineup, Lineup | None],
-               paired: bool) -> Tally:
+               paired: bool, games: int) -> Tally:
+    """A kept table size (`_save_part`), checked against the tally it is read into: the
+    same arrays, of the same shapes, of integers, of `games` games (its name digests them).
+    A damaged one (truncated, another file) is a UsageError naming it and the way out."""
+    import zipfile
+
     import numpy as np
 
-    with np.load(path) as z:
-        return _tally(rules, lu, paired).load_arrays(z)
+    tally = _tally(rules, lu, paired)
+    want = {k: np.shape(v) for k, v in tally.arrays().items()}
+    if paired:  # (the old rules' Dial by round: made by the first block counted)
+        want["old_dial_round_hist"] = want["dial_round_hist"]
+
+    def fail(message: str):
+        raise UsageError(f"{path}: a kept table size of the report, damaged ({message}); "
+                         "remove it: that table size is played again")
+
+    try:
+        with np.load(path) as z:
+            if sorted(z.files) != sorted(want):
+                fail(f"its arrays are {', '.join(sorted(z.files)) or 'none'}, expected "
+                     f"{', '.join(sorted(want))}")
+            for k, shape in want.items():
+                a = z[k]
+                if a.shape != shape or a.dtype.kind not in "iu":
+                    fail(f"{k}: expected integers of shape {shape}, got {a.dtype} of shape "
+                         f"{a.shape}")
+            if int(z["games"]) != games:
+                fail(f"games: expected {games}, got {int(z['games'])}")
+            return tally.load_arrays(z)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        fail(f"{type(e).__name__}: {cut(str(e))}")
 
 
 def _tally(rules: Rules, lu: tuple[Lineup, Lineup | None], paired: bool) -> Tally:
@@ -391,30 +420,74 @@ def clear_resume(folder: str | Path | None) -> None:
 # ----------------------------------------------------------------------- exploitability
 
 
-def find_exploit(folder: str | Path, rules: list[Rules],
-                 lineups: dict[int, Lineup] | None = None) -> pd.DataFrame | None:
-    """The best-response results of `fbsim exploit` (FOLDER/<agenda>-p<n>/) played under
-    exactly these rules (the same rules hash at that table size) and, given `lineups` (per
-    table size), against that field (the same lineup hash: a best response against the
-    default bots says nothing of an equilibrium field), or None."""
+EXPLOIT_WAY_OUT = ("restore the file, or run that `fbsim exploit` again, or give --exploit "
+                   "another folder")
+
+
+def read_exploit_folder(folder: str | Path | None) -> list[tuple[str, dict, Rules, dict]]:
+    """The best-response results of `fbsim exploit` in `folder` (FOLDER/<agenda>-p<n>/, those
+    holding both result.json and search.parquet; none for a missing folder): (the folder's
+    name, search.parquet's provenance, the rules it was searched under, result.json checked
+    against `exploit.RESULT_KEYS`). A damaged result (truncated, hand-edited, not fbsim's,
+    its two files at other table sizes) is a UsageError naming the file, the key and the way
+    out, read before any game is played."""
+    import pyarrow as pa
+
     from fbsim.experiments.run.provenance import read_provenance
+    from fbsim.experiments.search.exploit import check_result
     from fbsim.rules import rules_from_toml
 
-    folder = Path(folder)
-    if not folder.is_dir():
-        return None
-    wanted = {r.players: rules_hash(r) for r in rules}
-    rows = []
-    for d in sorted(folder.glob("*-p[3-6]")):
+    if folder is None or not Path(folder).is_dir():
+        return []
+    found = []
+    for d in sorted(Path(folder).glob("*-p[3-6]")):
         res, search = d / "result.json", d / "search.parquet"
         if not (res.is_file() and search.is_file()):
-            continue
+            continue  # (not a result: a search killed before writing it, another folder)
+
+        def fail(key: str, message: str, path: Path = res):
+            raise UsageError(f"--exploit {folder}: {path}: {key}: {message}; "
+                             f"{EXPLOIT_WAY_OUT}")
+
         try:
             prov = read_provenance(search)
-            found = rules_from_toml(prov["rules_toml"], str(search))
-            row = json.loads(res.read_text())
-        except Exception:  # an unreadable or foreign folder is simply not used
-            continue
+        except (OSError, ValueError, pa.ArrowException) as e:
+            fail("(file)", f"damaged, or not a table fbsim wrote ({type(e).__name__}: "
+                 f"{cut(str(e))})", search)
+        if not isinstance(prov, dict) or prov.get("kind") != "exploit search":
+            fail("kind", f"expected an exploit search's table, got "
+                 f"{shown(prov.get('kind') if isinstance(prov, dict) else prov)}", search)
+        for k in ("rules_toml", "field", "field_lineup_hash"):
+            if (k in prov or k == "rules_toml") and not isinstance(prov.get(k), str):
+                fail(k, f"expected text, got {shown(prov.get(k))}", search)
+        try:
+            rules = rules_from_toml(prov["rules_toml"], "rules_toml")
+        except ConfigError as e:
+            fail(f"rules_toml: {cut(e.key)}", e.message, search)
+        try:
+            doc = json.loads(res.read_text())
+        except (OSError, ValueError) as e:
+            fail("(file)", f"cannot be read ({type(e).__name__}: {cut(str(e))})")
+        row = check_result(doc, fail)
+        if row["players"] != rules.players:
+            fail("players", f"expected {rules.players} (the table size of its search.parquet), "
+                 f"got {row['players']}")
+        found.append((d.name, prov, rules, row))
+    return found
+
+
+def find_exploit(folder: str | Path, rules: list[Rules],
+                 lineups: dict[int, Lineup] | None = None,
+                 results: list | None = None) -> pd.DataFrame | None:
+    """The best-response results of `fbsim exploit` (FOLDER/<agenda>-p<n>/, read by
+    `read_exploit_folder` unless given as `results`) played under exactly these rules (the
+    same rules hash at that table size) and, given `lineups` (per table size), against that
+    field (the same lineup hash: a best response against the default bots says nothing of an
+    equilibrium field), or None."""
+    results = read_exploit_folder(folder) if results is None else results
+    wanted = {r.players: rules_hash(r) for r in rules}
+    rows = []
+    for name, prov, found, row in results:
         n = found.players
         field_hash = prov.get("field_lineup_hash") or (
             lineup_hash(Lineup()) if prov.get("field", "default lineup") == "default lineup"
@@ -422,13 +495,13 @@ def find_exploit(folder: str | Path, rules: list[Rules],
         if lineups is not None and (n not in lineups or
                                     field_hash != lineup_hash(lineups[n])):
             continue
-        if wanted.get(n) == rules_hash(found) and row.get("players") == n:
+        if wanted.get(n) == rules_hash(found):
             rows.append({k: row[k] for k in ("players", "agenda", "field_rate", "field_ci_low",
                                              "field_ci_high", "best_rate", "best_ci_low",
                                              "best_ci_high", "diff", "diff_ci_low",
                                              "diff_ci_high", "search_games",
                                              "confirm_games", "params")}
-                        | {"folder": d.name, "field": prov.get("field", "default lineup"),
+                        | {"folder": name, "field": prov.get("field", "default lineup"),
                            "mode": row.get("mode", "team")})
     if not rows:
         return None

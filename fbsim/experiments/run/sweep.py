@@ -34,7 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from fbsim.errors import UsageError
+from fbsim.errors import UsageError, cut, shown
 from fbsim.experiments.metrics.tables import (
     adjust_comparisons,
     sweep_tables,
@@ -130,10 +130,13 @@ def _digest(spec: SweepSpec, base, points: list[Point]) -> str:
 
 
 def _check_dataset(out: Path, spec: SweepSpec, digest: str, points: list[Point],
-                   force: bool) -> dict | None:
+                   force: bool, checkpoints: bool = True) -> dict | None:
     """The sweep.json of this same sweep in OUT, None for a new dataset; UsageError when OUT
     holds something else (read only: nothing is written before this passes). A dataset of an
-    older version (another digest of the same sweep, `_same_points`) is this sweep."""
+    older version (another digest of the same sweep, `_same_points`) is this sweep. What a
+    resumed sweep reads back is checked here too: each finished point's files
+    (`_check_points`) and, for a sweep without checkpoints, its finished tables
+    (`_check_tables`)."""
     meta = out / "sweep.json"
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder")
@@ -146,17 +149,96 @@ def _check_dataset(out: Path, spec: SweepSpec, digest: str, points: list[Point],
                                          and not _same_points(out, spec, doc, points)):
             raise UsageError(f"--out {out}: holds a different sweep (another spec, seed or "
                              "rules); use another --out, or --force to start it afresh")
+        if not isinstance(doc.get("started"), str):
+            raise UsageError(f"{meta}: started: expected the sweep's start time (text), got "
+                             f"{shown(doc.get('started'))}; restore the file, or pass --force "
+                             "to start the sweep afresh")
+        _check_points(out, spec, points)
+        if (not checkpoints and not _any_point(out)
+                and all((out / f"{t}.parquet").exists() for t in TABLES)):
+            _check_tables(out, spec, points)
         return doc
     if not force and out.exists() and not meta.exists() and not _only_leftovers(out):
         raise UsageError(f"--out {out}: exists and is not a sweep dataset")
     return None
 
 
+def _provenance_of(path: Path, way_out: str) -> dict:
+    """The provenance of a table of the dataset, read from its footer alone; UsageError
+    naming the file and `way_out` when it is not one fbsim wrote (truncated, say)."""
+    import pyarrow as pa
+
+    from fbsim.experiments.run.provenance import read_provenance
+
+    try:
+        prov = read_provenance(path)
+    except (OSError, ValueError, pa.ArrowException) as e:
+        raise UsageError(f"{path}: damaged, or not a table fbsim wrote ({type(e).__name__}: "
+                         f"{cut(str(e))}); {way_out}") from None
+    if not isinstance(prov, dict):
+        raise UsageError(f"{path}: damaged, or not a table fbsim wrote (its provenance is "
+                         f"{shown(prov)}); {way_out}")
+    return prov
+
+
+def _check_points(out: Path, spec: SweepSpec, points: list[Point]) -> None:
+    """Each finished point's files belong to that point: tables fbsim wrote (their footers
+    read back), whose provenance names the point's index, its table, the sweep's seed and the
+    point's rules and lineup (by hash); and points/ and each point are folders. A point
+    folder copied over another, or a file in a point's place, is a UsageError naming it and
+    the way out, before anything is written (a point read back as another would enter the
+    tables as that point; a file there would stop the sweep when the point is saved)."""
+    folder = out / "points"
+    if (folder.exists() or folder.is_symlink()) and not folder.is_dir():
+        raise UsageError(f"{folder}: not a folder (the sweep keeps its finished points in "
+                         "it); remove it and run the sweep again: it plays every point anew")
+    for p in points:
+        d = _point_dir(out, p.index)
+        way_out = f"remove {d} and run the sweep again: it plays that point anew"
+        if (d.exists() or d.is_symlink()) and not d.is_dir():
+            raise UsageError(f"{d}: not a point's folder (a file); {way_out}")
+        if not _finished(out, p.index):
+            continue  # (played again, in full)
+        want = {"kind": "sweep point", "point": p.index, "seed": spec.seed,
+                "rules_hash": rules_hash(p.rules), "lineup_hash": lineup_hash(p.lineup)}
+        for t in TABLES:
+            path = d / f"{t}.parquet"
+            prov = _provenance_of(path, way_out)
+            for k, v in {**want, "table": t}.items():
+                if prov.get(k) != v:
+                    raise UsageError(f"{path}: not point {p.index}'s {t} table (its {k} is "
+                                     f"{shown(prov.get(k))}, expected {shown(v)}); {way_out}")
+
+
+def _check_tables(out: Path, spec: SweepSpec, points: list[Point]) -> None:
+    """The tables of a finished sweep without checkpoints (read back as they are, not
+    written again from its points) are this sweep's: provenance naming its spec, seed and
+    points (each point's rules and lineup by hash). UsageError naming the file and the way
+    out, before anything is written."""
+    way_out = "remove it and run the same command again: the sweep is played anew"
+    spec_doc = json.loads(json.dumps(spec.to_dict(), default=str))
+    want = [[p.index, rules_hash(p.rules), lineup_hash(p.lineup)] for p in points]
+    for t in TABLES:
+        path = out / f"{t}.parquet"
+        prov = _provenance_of(path, way_out)
+        found = prov.get("points")
+        got = ([[e.get(k) for k in ("point", "rules_hash", "lineup_hash")]
+                if isinstance(e, dict) else e for e in found]
+               if isinstance(found, list) else found)
+        for k, ok in (("kind", prov.get("kind") == "sweep"), ("table", prov.get("table") == t),
+                      ("seed", prov.get("seed") == spec.seed),
+                      ("sweep_spec", prov.get("sweep_spec") == spec_doc),
+                      ("points", got == want)):
+            if not ok:
+                raise UsageError(f"{path}: not this sweep's {t} table (its {k} is another: "
+                                 f"{shown(prov.get(k))}); {way_out}")
+
+
 def _open_dataset(out: Path, spec: SweepSpec, digest: str, points: list[Point],
-                  force: bool) -> str:
+                  force: bool, checkpoints: bool = True) -> str:
     """Create OUT (or check that it holds this same sweep); returns the start time."""
     meta = out / "sweep.json"
-    doc = _check_dataset(out, spec, digest, points, force)
+    doc = _check_dataset(out, spec, digest, points, force, checkpoints)
     if doc is not None:
         if doc.get("digest") != digest:  # an older version's digest of this same sweep
             _write_meta(meta, {**doc, "digest": digest})
@@ -188,12 +270,16 @@ def _write_point(out: Path, point: Point, spec: SweepSpec, tables: list[pd.DataF
     final = _point_dir(out, point.index)
     tmp = final.with_name(f".{final.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for name, df in zip(TABLES, tables, strict=True):
-        write_table(df, tmp / f"{name}.parquet", {**prov, "table": name})
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
+    try:
+        tmp.mkdir(parents=True)
+        for name, df in zip(TABLES, tables, strict=True):
+            write_table(df, tmp / f"{name}.parquet", {**prov, "table": name})
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except BaseException:  # (a failed write, Ctrl-C: no half-written point left behind)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _any_point(out: Path) -> bool:
@@ -219,7 +305,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None
     base, points = build_points(spec)  # every point validated before any game runs
     progress = progress or NoProgress()
     digest = _digest(spec, base, points)
-    _check_dataset(out, spec, digest, points, force)
+    _check_dataset(out, spec, digest, points, force, checkpoints)
     with output_lock(out):  # (checked again under the lock, which creates OUT)
         return _run_locked(spec, out, points, progress, force, echo, client, task_games,
                            threads, digest, checkpoints)
@@ -227,11 +313,18 @@ def run_sweep(spec: SweepSpec, out: str | Path, progress: Progress | None = None
 
 def _run_locked(spec, out, points, progress, force, echo, client, task_games, threads,
                 digest, checkpoints) -> SweepResult:
-    started = _open_dataset(out, spec, digest, points, force)
+    started = _open_dataset(out, spec, digest, points, force, checkpoints)
     if (not checkpoints and not _any_point(out)
             and all((out / f"{t}.parquet").exists() for t in TABLES)):
-        # finished without checkpoints (its tables are written only once every point is)
+        # finished without checkpoints (its tables are written only once every point is;
+        # `_check_tables` found them this sweep's)
         got = load(out)
+        want = sorted(p.index for p in points)
+        for t in TABLES:
+            if "point" not in got[t] or sorted(set(got[t]["point"])) != want:
+                raise UsageError(f"{out / f'{t}.parquet'}: its rows are not this sweep's "
+                                 "points; remove it and run the same command again: the "
+                                 "sweep is played anew")
         return SweepResult(out, *(got[t] for t in TABLES), 0, len(points), 0,
                            field_of(spec, points))
     todo = [p for p in points if not _finished(out, p.index)]

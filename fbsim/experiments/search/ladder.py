@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fbsim.errors import UsageError, cut
+from fbsim.errors import UsageError, cut, shown
 from fbsim.experiments.metrics.stats import wilson
 from fbsim.experiments.run.provenance import base_provenance, now_iso, write_table
 from fbsim.experiments.run.runner import NoProgress
@@ -29,6 +29,7 @@ from fbsim.experiments.search.equilibrium.seeds import seed_of
 from fbsim.experiments.search.equilibrium.state import write_json, write_text
 from fbsim.experiments.search.searcher import Knobs, search_gains
 from fbsim.game import layout as L
+from fbsim.inputs import Key, check
 from fbsim.lineup import DEFAULT_BY_AGENDA, Entry, Lineup, lineup_hash
 from fbsim.rules import Rules, rules_hash
 
@@ -184,19 +185,83 @@ def run_ladder(plan: list[tuple[Rules, Lineup, str]], out: Path, seed: int, game
     return table
 
 
+def _interval(lo: int, hi: int) -> Key:
+    return Key("list", f"[low, high]: two numbers from {lo} to {hi}", size=(2, 2),
+               item=Key("number", lo=lo, hi=hi), required=True)
+
+
+SIZES = range(3, L.MAX_PLAYERS + 1)
+# ladder.json's keys (`fbsim.inputs`), as `run_ladder` writes them: per table size, what it
+# was played with (`KNOB_KEYS`: the fields of `Knobs`), the fair share and the rungs (those
+# of `Rung`)
+RUNG_KEYS = {
+    "players": Key("int", lo=SIZES[0], hi=SIZES[-1], required=True),
+    "agenda": Key("text", choices=L.AGENDA_NAMES, required=True),
+    "rung": Key("text", choices=RUNGS, required=True),
+    "bot": Key("text", required=True),
+    "rate": Key("number", lo=0, hi=1, required=True),
+    "ci": _interval(0, 1),
+    "gain": Key("number", lo=-1, hi=1, required=True),
+    "gain_ci": _interval(-1, 1),
+    "n": Key("count", lo=0, required=True),
+}
+KNOB_KEYS = {"rollouts": Key("count", lo=1, required=True), "step": Key("count", lo=1),
+             "masked": Key("bool"), "margin": Key("number", lo=0), "beliefs": Key("bool")}
+INPUT_KEYS = {
+    "field": Key("text", required=True), "lineup_hash": Key("text", required=True),
+    "seed": Key("count", lo=0, required=True), "games": Key("count", lo=1, required=True),
+    "seat_games": Key("count", lo=1, required=True),
+    "knobs": Key("table", keys=KNOB_KEYS, required=True),
+    "rules_hash": Key("text", required=True),
+}
+SIZE_KEYS = {
+    "inputs": Key("table", keys=INPUT_KEYS, required=True),
+    "fair": Key("number", lo=0, hi=1, open=True, required=True),
+    "rungs": Key("list", "a list of rungs", size=(1, 10_000),
+                 item=Key("table", keys=RUNG_KEYS), required=True),
+}
+LADDER_KEYS = {
+    "players": Key("table", "a table of table sizes", known="table size", required=True,
+                   keys={str(n): Key("table", keys=SIZE_KEYS) for n in SIZES}),
+}
+
+
+def check_ladder(doc, path: Path) -> dict:
+    """ladder.json's shape and values (`LADDER_KEYS`), and what spans keys: each rung at the
+    table size it is filed under, each Agenda's rungs once each and its field rung there.
+    UsageError naming the file and the key, and the way out."""
+
+    def fail(key: str, message: str):
+        raise UsageError(f"{path}: not a ladder fbsim wrote ({key}: {message}); restore the "
+                         "file, or remove it to start afresh")
+
+    doc = check(doc, LADDER_KEYS, fail)
+    for k, entry in doc["players"].items():
+        seen = set()
+        for i, r in enumerate(entry["rungs"]):
+            where = f"players.{k}.rungs[{i}]"
+            if r["players"] != int(k):
+                fail(f"{where}.players", f"expected {k} (the table size it is filed under), "
+                     f"got {shown(r['players'])}")
+            if (r["agenda"], r["rung"]) in seen:
+                fail(where, f"the {r['agenda']} rung \"{r['rung']}\" again")
+            seen.add((r["agenda"], r["rung"]))
+        for a in sorted({a for a, _ in seen}):
+            if (a, "field") not in seen:
+                fail(f"players.{k}.rungs", f"no field rung of {a} (every Agenda's rungs are "
+                     "read against it)")
+    return doc
+
+
 def read_ladder(path: Path) -> dict:
     """ladder.json as written (a missing file: no size yet); a damaged one is a usage error
-    naming the file."""
+    naming the file and the key (`check_ladder`)."""
     if not path.exists():
         return {"players": {}}
     try:
         doc = json.loads(path.read_text())
-        if not isinstance(doc.get("players"), dict):
-            raise ValueError("no 'players' table")
-        for entry in doc["players"].values():
-            [Rung(**r) for r in entry["rungs"]]
-            entry["inputs"]["seed"]
-    except (ValueError, TypeError, KeyError, AttributeError) as e:
-        raise UsageError(f"{path}: not a ladder fbsim wrote ({cut(str(e))}); remove it to "
-                         "start afresh") from None
-    return doc
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{path}: not a ladder fbsim wrote ({type(e).__name__}: "
+                         f"{cut(str(e))}); restore the file, or remove it to start afresh"
+                         ) from None
+    return check_ladder(doc, path)

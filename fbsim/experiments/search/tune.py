@@ -58,7 +58,7 @@ from typing import Any
 
 import pandas as pd
 
-from fbsim.errors import cut, shown
+from fbsim.errors import UsageError, cut, shown
 from fbsim.experiments.run.spec import (
     BAND,
     GAMES,
@@ -198,6 +198,7 @@ def losses(spec: TuneSpec, res, n_cands: int) -> list[dict]:
     w = {"win_rate": 1.0, "collapse": 1.0, "seat_spread": 1.0, **spec.weights}
     win, out, seats = res.win_rates, res.outcomes, res.seats
     k, names = len(spec.players), fields(spec)
+    _check_rows(res, n_cands * k * len(names))
     rows = []
     for c in range(n_cands):
         per_field = []
@@ -237,6 +238,32 @@ def losses(spec: TuneSpec, res, n_cands: int) -> list[dict]:
             row.update({f"loss_f{i}": per_field[i][0] for i in range(len(names))})
         rows.append({**row, **metrics})
     return rows
+
+
+def _check_rows(res, n_points: int) -> None:
+    """The sweep's tables hold one row of each Agenda's win rate, one of outcomes and some
+    seats for each of its `n_points` points (a table read back from another sweep, or edited,
+    does not): else a UsageError naming the table and the way out, before its losses are
+    read from it. (`run_sweep` reads a finished sweep back only once its tables' provenance
+    names its points.)"""
+    win, out, seats = res.win_rates, res.outcomes, res.seats
+    way_out = "remove it and run the same command again: that sweep is played anew"
+    for name, df, cols in (("win_rates", win, ("point", "kind", "name", "rate")),
+                           ("outcomes", out, ("point", "collapse_rate")),
+                           ("seats", seats, ("point", "rate"))):
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            raise UsageError(f"{res.out / f'{name}.parquet'}: no column {missing[0]}; "
+                             f"{way_out}")
+    agendas = win[win["kind"] == "agenda"].groupby("point")["name"].apply(sorted)
+    for point in range(n_points):
+        for name, ok in (
+                ("win_rates", agendas.get(point) == sorted(L.AGENDA_NAMES)),
+                ("outcomes", int((out["point"] == point).sum()) == 1),
+                ("seats", bool((seats["point"] == point).any()))):
+            if not ok:
+                raise UsageError(f"{res.out / f'{name}.parquet'}: not the rows of point "
+                                 f"{point} this search reads; {way_out}")
 
 
 @dataclass

@@ -1,0 +1,468 @@
+"""Outputs read back damaged or hand-edited: a resumed ladder, sweep or tune, the report's
+exploit results and kept table sizes, the cache folder's setting. Each is one line on stderr
+naming the file (or the variable), the key and the way out, exit 2, before any game is played
+and before anything is written (no lock, no kept part, no temporary); and a second Ctrl-C
+does not turn the interrupted command's one line into a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fbsim.cli import main
+from tests.test_cli_robust import run
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPLOIT = ROOT / "results" / "exploit"
+
+
+def _tree(folder: Path) -> dict[str, bytes | None]:
+    """Every path under `folder` (hidden ones included) and each file's bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else None
+            for p in sorted(folder.rglob("*"))}
+
+
+def _refused(code: int, err: str, *says: str) -> str:
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("fbsim: error: "), err
+    for s in says:
+        assert s in lines[0], (s, err)
+    return lines[0]
+
+
+def _no_games(monkeypatch) -> None:
+    """Any game played from here on fails the test."""
+    from fbsim.experiments.run import runner
+
+    def played(*args, **kwargs):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(runner, "start", played)
+
+
+# ------------------------------------------------------------------------------ the ladder
+
+LADDER = ["ladder", "--players", "3", "--field", "steward=steward", "--games", "200",
+          "--seat-games", "10", "--rollouts", "1", "-q"]
+
+
+@pytest.fixture(scope="module")
+def ladder_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("ladder") / "ladder"
+    assert main([*LADDER, "--out", str(out)]) == 0
+    return out
+
+
+def _set(doc: dict, path: str, value) -> None:
+    *head, last = path.split(".")
+    for k in head:
+        doc = doc[int(k)] if isinstance(doc, list) else doc[k]
+    if value is KeyError:
+        del doc[last]
+    else:
+        doc[int(last) if isinstance(doc, list) else last] = value
+
+
+@pytest.mark.parametrize("key, value, says", [
+    ("players.3.rungs.0.rate", "x", "players.3.rungs[0].rate: expected a number from 0 to 1"),
+    ("players.3.rungs", [], "players.3.rungs: expected a list of rungs"),
+    ("players.3.rungs.0.players", 4, "players.3.rungs[0].players: expected 3"),
+    ("players.3.rungs.0.rung", "genius", "players.3.rungs[0].rung: expected one of"),
+    ("players.3.rungs.2", KeyError, None),  # (set below: a rung twice)
+    ("players.3.inputs.knobs.rollouts", KeyError, "players.3.inputs.knobs.rollouts: missing"),
+    ("players.3.inputs.games", "many", "players.3.inputs.games: expected a whole number"),
+    ("players.3.fair", 3, "players.3.fair: expected a number between 0 and 1"),
+    ("players.9", {}, "players.9: unknown table size"),
+])
+def test_a_damaged_ladder_is_refused_before_anything_is_played_or_written(
+        capsys, tmp_path, monkeypatch, ladder_dir, key, value, says):
+    out = tmp_path / "ladder"
+    shutil.copytree(ladder_dir, out)
+    doc = json.loads((out / "ladder.json").read_text())
+    if key == "players.3.rungs.2":  # the field rung of the first Agenda twice
+        rungs = doc["players"]["3"]["rungs"]
+        rungs[0] = dict(rungs[2])
+        says = "the steward rung \"field\" again"
+    else:
+        _set(doc, key, value)
+    (out / "ladder.json").write_text(json.dumps(doc))
+    before = _tree(out)
+    _no_games(monkeypatch)
+    from fbsim.experiments.search import ladder
+
+    monkeypatch.setattr(ladder, "ladder", lambda *a, **k: pytest.fail("the ladder was played"))
+    code, _, err = run(capsys, *LADDER, "--out", out)
+    _refused(code, err, f"{out / 'ladder.json'}: not a ladder fbsim wrote", says,
+             "restore the file, or remove it to start afresh")
+    assert _tree(out) == before
+
+
+def test_a_ladder_without_an_agendas_field_rung_is_refused(capsys, tmp_path, ladder_dir):
+    out = tmp_path / "ladder"
+    shutil.copytree(ladder_dir, out)
+    doc = json.loads((out / "ladder.json").read_text())
+    doc["players"]["3"]["rungs"] = [r for r in doc["players"]["3"]["rungs"]
+                                    if (r["agenda"], r["rung"]) != ("steward", "field")]
+    (out / "ladder.json").write_text(json.dumps(doc))
+    before = _tree(out)
+    code, _, err = run(capsys, *LADDER, "--out", out)
+    _refused(code, err, "players.3.rungs: no field rung of steward")
+    assert _tree(out) == before
+
+
+def test_the_ladder_schema_names_every_field_of_a_rung_and_of_the_knobs():
+    from dataclasses import fields
+
+    from fbsim.experiments.search.ladder import KNOB_KEYS, RUNG_KEYS, Rung
+    from fbsim.experiments.search.searcher import Knobs
+
+    assert set(RUNG_KEYS) == {f.name for f in fields(Rung)}
+    assert set(KNOB_KEYS) == {f.name for f in fields(Knobs)}
+
+
+def test_the_committed_ladder_reads_back(tmp_path):
+    from fbsim.experiments.search.ladder import read_ladder
+
+    doc = read_ladder(ROOT / "results" / "ladder" / "ladder.json")
+    assert set(doc["players"]) == {"3", "4", "5", "6"}
+
+
+# ---------------------------------------------------------------- the report's read-back
+
+
+def _exploit_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "exploit"
+    shutil.copytree(EXPLOIT / "steward-p3", folder / "steward-p3")
+    return folder
+
+
+def _report(capsys, tmp_path: Path, exploit: Path):
+    page = tmp_path / "page" / "R.html"
+    page.parent.mkdir(exist_ok=True)
+    code, _, err = run(capsys, "report", "--players", "3", "--games", "200", "-q",
+                       "--out", page, "--exploit", exploit, "--rulebook", tmp_path / "none",
+                       "--ladder", tmp_path / "none")
+    return code, err, page
+
+
+def _edit_result(path: Path, how: str) -> None:
+    text = path.read_text()
+    if how == "half":
+        path.write_text(text[:len(text) // 2])
+        return
+    doc = json.loads(text)
+    if how == "best_rate":
+        doc["best_rate"] = "x"
+    elif how == "no diff":
+        del doc["diff"]
+    elif how == "list":
+        doc = []
+    elif how == "params":
+        doc["params"] = "{not json"
+    elif how == "players":
+        doc["players"] = 4
+    elif how == "outside":
+        doc["best_rate"] = doc["best_ci_high"] + 0.1
+    path.write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("how, says", [
+    ("best_rate", "best_rate: expected a win rate from 0 to 1, got 'x'"),
+    ("no diff", "diff: missing"),
+    ("list", "(top): expected a table, got []"),
+    ("half", "(file): cannot be read"),
+    ("params", "params: expected a table of numbers as JSON text"),
+    ("players", "players: expected 3 (the table size of its search.parquet)"),
+    ("outside", "best_rate: expected within its interval"),
+])
+def test_a_damaged_exploit_result_stops_the_report_before_any_game(
+        capsys, tmp_path, monkeypatch, how, says):
+    folder = _exploit_folder(tmp_path)
+    result = folder / "steward-p3" / "result.json"
+    _edit_result(result, how)
+    _no_games(monkeypatch)
+    code, err, page = _report(capsys, tmp_path, folder)
+    _refused(code, err, f"--exploit {folder}: {result}: {says}", "restore the file")
+    left = [p.name for p in page.parent.iterdir()]
+    assert left == [], left  # (no page, no parts, no lock)
+
+
+def test_a_damaged_exploit_result_leaves_no_lock_beside_the_page(capsys, tmp_path):
+    folder = _exploit_folder(tmp_path)
+    _edit_result(folder / "steward-p3" / "result.json", "best_rate")
+    code, err, page = _report(capsys, tmp_path, folder)
+    _refused(code, err, "best_rate")
+    assert list(page.parent.iterdir()) == []
+
+
+def test_a_damaged_search_table_of_an_exploit_result_is_named(capsys, tmp_path, monkeypatch):
+    folder = _exploit_folder(tmp_path)
+    search = folder / "steward-p3" / "search.parquet"
+    search.write_bytes(search.read_bytes()[:100])
+    _no_games(monkeypatch)
+    code, err, _ = _report(capsys, tmp_path, folder)
+    _refused(code, err, f"{search}: (file): damaged, or not a table fbsim wrote")
+
+
+def test_every_committed_exploit_result_reads_back():
+    from fbsim.experiments.report.model import read_exploit_folder
+
+    for folder in ("exploit", "equilibrium/exploit", "equilibrium-team/exploit",
+                   "equilibrium-team/exploit-seat"):
+        assert len(read_exploit_folder(ROOT / "results" / folder)) == 12, folder
+
+
+def test_the_exploit_writer_checks_its_row_against_the_schema_it_is_read_with(tmp_path):
+    import math
+    from dataclasses import replace
+
+    from fbsim.experiments.search.exploit import (
+        RESULT_KEYS,
+        ExploitResult,
+        check_result,
+        write_result,
+    )
+    from fbsim.inputs import failing
+
+    res = ExploitResult("steward", 3, 0.1, (0.05, 0.15), 0.3, (0.25, 0.35), 0.2, (0.1, 0.3),
+                        {"aim": 500.0}, None, None, 1000, 2000,
+                        {"search": [1, 2], "select": 3, "confirm": 4}, mode="seat",
+                        bot="planner")
+    row = res.row()
+    assert set(row) == set(RESULT_KEYS)
+    got = check_result(row, failing(ValueError, "row"))
+    assert got["players"] == 3 and math.isnan(got["fair_share"])
+    with pytest.raises(ValueError, match="search_seeds"):
+        check_result({**row, "search_seeds": "[1, -2]"}, failing(ValueError, "row"))
+    # a row the report would refuse is not written (nor anything beside it)
+    with pytest.raises(ValueError, match="best_rate: expected a win rate from 0 to 1"):
+        write_result(replace(res, best_rate=1.5), tmp_path, "2024-01-01T00:00:00+00:00",
+                     "", None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_damaged_kept_table_size_stops_the_report_before_any_game(tmp_path, monkeypatch):
+    """A table size kept by an interrupted report (`.PAGE.parts/`) that is damaged is named,
+    with the way out, before any table size is played."""
+    from fbsim.errors import UsageError
+    from fbsim.experiments.report import model as BR
+
+    keep = tmp_path / "parts"
+    (n, new, old, lu), = BR.check_inputs(games=300, players=[3])
+    part = BR._part_path(keep, new, old, lu, 300, 0)
+    keep.mkdir()
+    _no_games(monkeypatch)
+    import numpy as np
+
+    for damage in ("truncated", "other arrays"):
+        if damage == "truncated":
+            part.write_bytes(b"PK\x03\x04 not a whole zip")
+        else:
+            np.savez(part, games=np.int64(300), s1=np.zeros((1, 1), dtype=np.int64))
+        with pytest.raises(UsageError, match="a kept table size of the report, damaged") as e:
+            BR.report(games=300, players=[3], exploit_dir=None, resume=keep)
+        assert str(part) in str(e.value) and "remove it" in str(e.value)
+
+
+# ------------------------------------------------------------------------------ the sweep
+
+SWEEP = ["sweep", "--vary", "masks=1,2", "--players", "3", "--games", "200", "-q"]
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sweep") / "s"
+    assert main([*SWEEP, "--out", str(out)]) == 0
+    return out
+
+
+def _resumed(capsys, tmp_path, sweep_dir, damage, monkeypatch=None):
+    out = tmp_path / "s"
+    shutil.copytree(sweep_dir, out)
+    damage(out)
+    before = _tree(out)
+    if monkeypatch is not None:
+        _no_games(monkeypatch)
+    code, _, err = run(capsys, *SWEEP, "--out", out)
+    return out, before, code, err
+
+
+def test_a_point_copied_over_another_is_refused_before_anything_is_written(
+        capsys, tmp_path, monkeypatch, sweep_dir):
+    def copy(out):
+        shutil.copy(out / "points" / "0000" / "win_rates.parquet",
+                    out / "points" / "0001" / "win_rates.parquet")
+
+    out, before, code, err = _resumed(capsys, tmp_path, sweep_dir, copy, monkeypatch)
+    point = out / "points" / "0001"
+    _refused(code, err, f"{point / 'win_rates.parquet'}: not point 1's win_rates table",
+             f"remove {point} and run the sweep again")
+    assert _tree(out) == before  # (the dataset's tables too: not written again)
+
+
+def test_a_file_in_a_points_place_is_refused_and_leaves_no_temporary(
+        capsys, tmp_path, monkeypatch, sweep_dir):
+    def replace(out):
+        shutil.rmtree(out / "points" / "0001")
+        (out / "points" / "0001").write_text("not a point")
+
+    out, before, code, err = _resumed(capsys, tmp_path, sweep_dir, replace, monkeypatch)
+    _refused(code, err, f"{out / 'points' / '0001'}: not a point's folder",
+             "run the sweep again")
+    assert _tree(out) == before
+
+
+def test_a_sweep_json_without_its_start_is_refused(capsys, tmp_path, sweep_dir):
+    def edit(out):
+        doc = json.loads((out / "sweep.json").read_text())
+        del doc["started"]
+        (out / "sweep.json").write_text(json.dumps(doc))
+
+    out, before, code, err = _resumed(capsys, tmp_path, sweep_dir, edit)
+    _refused(code, err, f"{out / 'sweep.json'}: started:", "--force")
+    assert _tree(out) == before
+
+
+def test_a_point_that_fails_to_be_written_leaves_no_temporary_folder(
+        capsys, tmp_path, monkeypatch, sweep_dir):
+    from fbsim.experiments.run import sweep
+
+    out = tmp_path / "s"
+    shutil.copytree(sweep_dir, out)
+    shutil.rmtree(out / "points" / "0001")  # (played again, then saved: the save fails)
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(args[1]))
+
+    monkeypatch.setattr(sweep, "write_table", full_disk)
+    code, _, err = run(capsys, *SWEEP, "--out", out)
+    assert code == 2 and "No space left on device" in err
+    assert sorted(p.name for p in (out / "points").iterdir()) == ["0000"]
+
+
+# ------------------------------------------------------------------------------- the tune
+
+TUNE_SPEC = """players = [3]
+games = 200
+generations = 1
+population = 2
+confirm_games = 200
+top = 1
+[params]
+masks = [1, 2]
+"""
+
+
+@pytest.fixture(scope="module")
+def tune_dir(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("tune")
+    (base / "spec.toml").write_text(TUNE_SPEC)
+    assert main(["tune", "--target", str(base / "spec.toml"), "--out", str(base / "t"),
+                 "-q", "--json"]) == 0
+    return base
+
+
+def test_a_generation_holding_another_sweeps_table_is_refused(capsys, tmp_path, monkeypatch,
+                                                              tune_dir):
+    base = tmp_path / "tune"
+    shutil.copytree(tune_dir, base)
+    out = base / "t"
+    shutil.copy(out / "confirm" / "win_rates.parquet", out / "gen-00" / "win_rates.parquet")
+    before = _tree(out)
+    _no_games(monkeypatch)
+    code, _, err = run(capsys, "tune", "--target", base / "spec.toml", "--out", out, "-q",
+                       "--json")
+    _refused(code, err, f"{out / 'gen-00' / 'win_rates.parquet'}: not this sweep's win_rates "
+             "table", "run the same command again")
+    assert _tree(out) == before
+
+
+def test_the_tune_reads_its_losses_only_from_the_rows_of_its_points(tune_dir):
+    from fbsim.errors import UsageError
+    from fbsim.experiments.run.sweep import SweepResult, load
+    from fbsim.experiments.search.tune import load_tune_spec, losses
+
+    gen = tune_dir / "t" / "gen-00"
+    t = load(gen)
+    spec = load_tune_spec(tune_dir / "spec.toml")
+    whole = SweepResult(gen, t["win_rates"], t["outcomes"], t["seats"], 0, 2, 0)
+    assert len(losses(spec, whole, 2)) == 2
+    w = t["win_rates"]
+    short = SweepResult(gen, w[~((w["point"] == 1) & (w["name"] == "steward"))],
+                        t["outcomes"], t["seats"], 0, 2, 0)
+    with pytest.raises(UsageError, match="win_rates.parquet: not the rows of point 1"):
+        losses(spec, short, 2)
+
+
+# ------------------------------------------------------------------------ the environment
+
+
+@pytest.mark.parametrize("under", ["sub", "a/b/c"])
+def test_a_cache_folder_under_a_file_is_refused_before_any_lock(capsys, tmp_path, monkeypatch,
+                                                                under):
+    (tmp_path / "afile").write_text("not a folder")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "afile" / under))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "simulate", "--games", "100", "--players", "3", "-q", "--out",
+                       "s.parquet")
+    _refused(code, err, "NUMBA_CACHE_DIR=", f"under a file ({tmp_path / 'afile'})",
+             "give a folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_a_cache_folder_that_can_be_made_is_accepted(tmp_path, monkeypatch):
+    from fbsim.environment import check_environment
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "new" / "cache"))
+    check_environment()
+    assert not (tmp_path / "new").exists()  # (checked, not made)
+
+
+# ------------------------------------------------------------------------------ Ctrl-C
+
+
+def test_the_first_interrupt_raises_and_ignores_the_next(monkeypatch):
+    from fbsim import cli
+
+    calls: list = []
+    monkeypatch.setattr(signal, "signal", lambda *a: calls.append(a))
+    with pytest.raises(KeyboardInterrupt):
+        cli._interrupt_once(signal.SIGINT, None)
+    assert calls == [(signal.SIGINT, signal.SIG_IGN)]
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_interrupts_in_quick_succession_give_the_one_line_and_status_130(tmp_path):
+    """SIGINT after SIGINT (Ctrl-C twice, or `timeout` signalling the process and then its
+    group): the one promised line and exit 130, whenever the later ones land."""
+    out = tmp_path / "s"
+    cmd = [sys.executable, "-m", "fbsim.cli", "sweep", "--vary", "masks=0..3", "--players",
+           "3..4", "--games", "2000000", "--out", str(out), "-q", "--json"]
+    # the default disposition of SIGINT, as in a terminal (a job started in the background
+    # inherits it ignored); one thread, so that it is still playing when the signals come
+    proc = subprocess.Popen(cmd, env={**os.environ, "NUMBA_NUM_THREADS": "1"},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
+    deadline = time.time() + 120
+    while not (out / "sweep.json").exists():  # (the command is running: past its imports)
+        assert proc.poll() is None and time.time() < deadline, proc.communicate()
+        time.sleep(0.02)
+    while proc.poll() is None and time.time() < deadline:
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.005)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert stderr.splitlines() == ["fbsim: interrupted; run the same command again to resume"]
+    assert stdout == ""
