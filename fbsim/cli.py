@@ -712,6 +712,7 @@ def exploit_cmd(
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import check_output_folder, now_iso
+    from fbsim.experiments.search.equilibrium.fields import check_dealt
     from fbsim.experiments.search.exploit import (
         MODES,
         exploit,
@@ -740,7 +741,8 @@ def exploit_cmd(
             raise UsageError("--players: one table size (or give --all)")
     sets = dict(parse_set(x) for x in set_ or [])
     for n in sizes:  # the rules and the budget must be valid before any game runs
-        _rules(rules_file, set_, n, bots={})
+        check_dealt(_rules(rules_file, set_, n, bots={}), agendas=(
+            L.AGENDA_NAMES if all_ else (agenda,)), why="its gain is what is asked")
         per_candidate(games_count(budget, "--budget"), generations, population, n, deviate)
     kw = {"field": field, "budget": games_count(budget, "--budget"), "generations": generations,
           "population": population, "confirm_games": games_count(confirm_games, "--confirm-games"),
@@ -760,8 +762,8 @@ def exploit_cmd(
             return
         rules = _rules(rules_file, set_, sizes[0], bots={})
         res = exploit(agenda, sizes[0], out=out, echo=echo, **kw)
-        write_result(res, out, now_iso(), rules_to_toml(rules, comments=False), field)
         fair = fair_share(rules, res)
+        write_result(res, out, now_iso(), rules_to_toml(rules, comments=False), field, fair)
         if as_json:
             typer.echo(json.dumps({**res.row(), "fair_share": fair}, indent=1))
         else:
@@ -773,6 +775,7 @@ def _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_fil
     """`fbsim exploit --oracle search`: the searcher's gains per Agenda and table size."""
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import base_provenance, check_output_folder, now_iso
+    from fbsim.experiments.search.equilibrium.fields import check_dealt
     from fbsim.experiments.search.equilibrium.state import publish, write_text
     from fbsim.experiments.search.searcher import format_gains, gains_summary, search_gains
     from fbsim.game import layout as L
@@ -788,6 +791,7 @@ def _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_fil
     plan = []
     for n in sizes:  # every size's rules and field before any game
         rules = _rules(rules_file, set_, n, bots={})
+        check_dealt(rules, agendas=agendas, why="its gain is what is asked")
         lu = parse_lineup(field, players=n, flag="--field")
         plan.append((n, rules, lu, (field or "default lineup").replace("{players}", str(n))))
     folder_ok(out, "--out")
@@ -1002,6 +1006,7 @@ def equilibrium_cmd(
         format_summary,
         run_equilibrium,
     )
+    from fbsim.experiments.search.equilibrium.fields import check_dealt
     from fbsim.experiments.search.equilibrium.trainer import warm_start
     from fbsim.rules import parse_set
 
@@ -1036,7 +1041,7 @@ def equilibrium_cmd(
                 raise UsageError(f"{flag}: at least 100 games, got {v}")
     sets = dict(parse_set(x) for x in set_ or [])
     for n in sizes:  # the rules and the warm start must be valid before any game runs
-        _rules(rules_file, set_, n, bots={})
+        check_dealt(_rules(rules_file, set_, n, bots={}))
         if start_from is not None:
             if draw != "seat":
                 raise UsageError("--from: a warm start is for the single-seat search "

@@ -248,6 +248,50 @@ def test_the_exploit_writer_checks_its_row_against_the_schema_it_is_read_with(tm
         write_result(replace(res, best_rate=1.5), tmp_path, "2024-01-01T00:00:00+00:00",
                      "", None)
     assert list(tmp_path.iterdir()) == []
+    # result.json is strict JSON: the fair share where known, absent (read as NaN) where not
+    for fair in (0.25, None):
+        d = write_result(res, tmp_path / str(fair), "2024-01-01T00:00:00+00:00", "", None, fair)
+        text = (d / "result.json").read_text()
+        doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in result.json"))
+        assert doc.get("fair_share") == fair
+        back = check_result(doc, failing(ValueError, "result.json"))
+        assert back["fair_share"] == fair if fair else math.isnan(back.get("fair_share", math.nan))
+
+
+@pytest.mark.parametrize("args", [
+    ["equilibrium", "--players", "3"],
+    ["equilibrium", "--players", "3", "--draw", "agenda"],
+    ["exploit", "--players", "3", "--agenda", "opportunist"],
+    ["exploit", "--players", "3", "--all"],
+    ["exploit", "--oracle", "search", "--players", "3", "--seat-games", "20"],
+])
+def test_R_S4_a_search_of_an_agenda_never_dealt_is_refused_naming_its_deck(
+        capsys, tmp_path, monkeypatch, args):
+    """D2 decks may leave an Agenda out (R-S4 deals from the deck); an equilibrium solves
+    every Agenda's strategy and exploit searches the named one's, so a deck without it is
+    one line naming the key, before any game and any file (rather than a NaN mixture saved
+    and a traceback)."""
+    _no_games(monkeypatch)
+    out = tmp_path / "out"
+    code = main([*args, "--set", "decks.p3.opportunist=0", "--set", "decks.p3.steward=3",
+                 "--out", str(out), "--quiet"] if args[0] == "equilibrium" else
+                [*args, "--set", "decks.p3.opportunist=0", "--set", "decks.p3.steward=3",
+                 "--out", str(out)])
+    _refused(code, capsys.readouterr().err, "decks.p3.opportunist: is 0",
+             "no seat is dealt the opportunist")
+    assert not out.exists()
+
+
+def test_R_S4_a_rules_candidate_without_an_agenda_is_invalid_not_a_crash():
+    """tune --equilibrium: a candidate whose deck leaves an Agenda out cannot be solved at
+    its equilibrium: it is an invalid candidate (scored INVALID_LOSS), named by its key."""
+    from fbsim.errors import ConfigError
+    from fbsim.experiments.search.rulebook import load_rulebook_spec, rules_for
+
+    spec = load_rulebook_spec(None)
+    with pytest.raises(ConfigError, match="decks.p4.accelerationist: is 0"):
+        rules_for(spec, {"decks.p4.accelerationist": 0, "decks.p4.steward": 4}, 4)
+    rules_for(spec, {"decks.p4.accelerationist": 0, "decks.p4.steward": 4}, None)  # (no size)
 
 
 def test_a_damaged_kept_table_size_stops_the_report_before_any_game(tmp_path, monkeypatch):

@@ -88,6 +88,7 @@ from fbsim.experiments.run.spec import (
 )
 from fbsim.experiments.search.deviation import SEAT, Deviant, evaluate
 from fbsim.experiments.search.equilibrium import run_equilibrium
+from fbsim.experiments.search.equilibrium.fields import check_dealt
 from fbsim.experiments.search.equilibrium.seeds import seed_of
 from fbsim.experiments.search.equilibrium.state import clear_temporaries, write_json
 from fbsim.experiments.search.equilibrium.trainer import AGENDAS, Budget, warm_start
@@ -347,8 +348,13 @@ def rule_value(rules, key: str):
 
 
 def rules_for(spec: RulebookSpec, params: dict, players: int | None):
-    return load_rules(spec.rules, overrides=nest(_as_toml(params)),
-                      overrides_source="tune spec params", bots={}, players=players)
+    """A candidate's rules (at one table size: every Agenda dealt, as its equilibrium
+    needs)."""
+    rules = load_rules(spec.rules, overrides=nest(_as_toml(params)),
+                       overrides_source="tune spec params", bots={}, players=players)
+    if players is not None:
+        check_dealt(rules, "tune spec params")
+    return rules
 
 
 def _as_toml(params: dict) -> dict:

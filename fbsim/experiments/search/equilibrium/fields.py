@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fbsim.errors import ConfigError
 from fbsim.game import layout as L
 from fbsim.lineup import Entry, Lineup
 from fbsim.policies.field import COMPONENTS, field_params
@@ -27,6 +28,20 @@ def field_entry(strategies: list[dict], weights, draw: str) -> Entry:
     comps = [(round(float(weights[i]) / total, 6), planner(strategies[i]).as_dict())
              for i in order]
     return Entry.make("field", field_params(comps, draw))
+
+
+def check_dealt(rules, source: str = "rules", agendas: tuple[str, ...] = L.AGENDA_NAMES,
+                why: str = "an equilibrium solves every Agenda's strategy") -> None:
+    """A search for the strategies of `agendas` needs each of them dealt (R-S4 deals from the
+    deck of the table size, D2): a deck without one is refused (ConfigError naming the key)
+    before any game is played."""
+    deck = dict(zip(L.AGENDA_NAMES, rules.decks.for_players(rules.players).counts(),
+                    strict=True))
+    for agenda in agendas:
+        if deck[agenda] == 0:
+            raise ConfigError(f"decks.p{rules.players}.{agenda}",
+                              f"is 0, so no seat is dealt the {agenda}, but {why}: give it "
+                              "at least one card", source)
 
 
 def field_lineup(pops: dict[str, list[dict]], mix: dict[str, list[float]], draw: str

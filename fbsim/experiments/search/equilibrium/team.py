@@ -482,8 +482,10 @@ class Search:
     def _rules(self):
         from fbsim.rules import load_rules, nest
 
-        return load_rules(self.base["rules"], overrides=nest(self.base["set"]),
-                          overrides_source="--set", bots={}, players=self.players)
+        rules = load_rules(self.base["rules"], overrides=nest(self.base["set"]),
+                           overrides_source="--set", bots={}, players=self.players)
+        fields.check_dealt(rules)
+        return rules
 
     def run(self) -> dict:
         while not self.finished():

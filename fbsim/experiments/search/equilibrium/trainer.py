@@ -45,6 +45,7 @@ from fbsim.experiments.search.deviation import Deviant, evaluate
 from fbsim.experiments.search.equilibrium import metasolver
 from fbsim.experiments.search.equilibrium.fields import (
     STARTING_POPULATIONS,
+    check_dealt,
     field_lineup,
     planner_params,
 )
@@ -165,8 +166,10 @@ class SeatSearch:
     def _rules(self):
         from fbsim.rules import load_rules, nest
 
-        return load_rules(self.rules_file, overrides=nest(self.sets), overrides_source="--set",
-                          bots={}, players=self.players)
+        rules = load_rules(self.rules_file, overrides=nest(self.sets),
+                           overrides_source="--set", bots={}, players=self.players)
+        check_dealt(rules)
+        return rules
 
     def save(self) -> None:
         self.state.save(self.dir / "state.json")
