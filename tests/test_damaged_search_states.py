@@ -299,6 +299,56 @@ def test_damaged_trials_are_refused_before_anything_is_written(capsys, tmp_path,
             "--out", out, "-q")
 
 
+def _size(d: dict) -> dict:
+    return d["sizes"]["3"]
+
+
+CONFIRMED_DAMAGES = {
+    "not JSON": (None, "final/00/confirmed.json: cannot be read"),
+    "a player's chance as text": (
+        lambda d: _size(d)["agendas"]["steward"].update(player_win_rate="x"),
+        "sizes.3.agendas.steward.player_win_rate"),
+    "an interval of one number": (
+        lambda d: _size(d)["agendas"]["opportunist"].update(seat_gain_ci=[0.1]),
+        "sizes.3.agendas.opportunist.seat_gain_ci"),
+    "a gain NaN": (lambda d: _size(d)["agendas"]["accelerationist"].update(
+        seat_deviation_gain=NAN), "sizes.3.agendas.accelerationist.seat_deviation_gain"),
+    "an Agenda missing": (lambda d: _size(d)["agendas"].pop("steward"),
+                          "sizes.3.agendas.steward"),
+    "a table size not the spec's": (lambda d: d["sizes"].update({"9": {}}), "sizes.9"),
+    "a loss not its rates'": (lambda d: _size(d).update(loss=0.0), "sizes.3.loss"),
+    "meeting the target with reasons not to": (
+        lambda d: _size(d).update(meets=True, why=["x"]), "sizes.3.meets"),
+    "the finalist's loss not its sizes'": (lambda d: d.update(loss=d["loss"] / 2), "loss"),
+    "games per range negative": (lambda d: d.update(confirm_games_per_range=-1),
+                                 "confirm_games_per_range"),
+}
+
+
+@pytest.mark.parametrize("how", CONFIRMED_DAMAGES)
+def test_a_damaged_confirmation_is_refused_before_anything_is_written(
+        capsys, tmp_path, tuned, how):
+    """A finalist's final/NN/confirmed.json (what saves re-playing its confirmation) is
+    checked whole, by its schema and what ties its numbers, when the search starts: one
+    line naming it, the key and the way out; nothing changed."""
+    edit, key = CONFIRMED_DAMAGES[how]
+    out = tmp_path / "out"
+    name = "final/00/confirmed.json"
+    if edit is None:
+        shutil.copytree(tuned / "out", out)
+        path = out / name
+        path.write_text('{"sizes": ')
+        before = files(out)
+        code, _, err = run(capsys, "tune", "--equilibrium", "--target", tuned / "spec.toml",
+                           "--out", out, "-q")
+        assert code == 2 and err.count("\n") == 1 and key in err and "restore" in err, err
+        assert files(out) == before
+        return
+    path = damaged(tuned / "out", out, name, edit)
+    refused(capsys, out, path, key, "tune", "--equilibrium", "--target", tuned / "spec.toml",
+            "--out", out, "-q")
+
+
 def test_the_tiny_rules_search_resumes_as_it_was_undamaged(capsys, tmp_path, tuned):
     """(The damages above are what is refused: the same folder undamaged resumes.)"""
     out = tmp_path / "out"

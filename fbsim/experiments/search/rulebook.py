@@ -561,6 +561,75 @@ def confirm_finalist(spec: RulebookSpec, folder: Path, index: int, doc: dict, cl
             "loss": max(x["loss"] for x in sizes.values()), "confirm_games": total}
 
 
+CONFIRMED_WAY_OUT = "restore the file, or delete it to confirm that finalist again " \
+                    "(--force starts the search over)"
+
+
+def _confirmed_keys(spec: RulebookSpec) -> dict[str, Key]:
+    """A finalist's confirmed.json as `_finalist` writes it (`confirm_finalist`, and the
+    games per seat range it was confirmed on)."""
+    top = 1.0 + sum(band is not None for band in (spec.collapse, spec.everyone_loses))
+
+    def req(keys: dict) -> dict:
+        return {k: replace(v, required=True) for k, v in keys.items()}
+
+    def interval(lo: float, hi: float) -> Key:
+        return Key("list", f"an interval [low, high] of numbers from {lo:g} to {hi:g}",
+                   size=(2, 2), item=Key("number", lo=lo, hi=hi))
+
+    gain = Key("number", lo=-1, hi=1)
+    agenda = Key("table", keys=req({
+        "player_win_rate": RATE, "player_win_ci": interval(0, 1), "seat_deviation_gain": gain,
+        "seat_gain_ci": interval(-1, 1), "search_seat_gain_ci": interval(-1, 1)}))
+    rate = Key("table", keys=req({"rate": RATE, "ci": interval(0, 1)}))
+    size = Key("table", keys=req({
+        "agendas": Key("table", known="agenda", keys=req({a: agenda for a in AGENDAS})),
+        "collapse": rate, "everyone_loses": rate, "fair": RATE, "converged": Key("bool"),
+        "games": Key("count", lo=0), "worst": RATE, "loss": Key("number", lo=0, hi=top),
+        "meets": Key("bool"), "why": Key("list", "a list of reasons", item=Key("text")),
+        "field": Key("text")}))
+    return req({"sizes": Key("table", known="table size", keys=req({
+                    str(n): size for n in spec.players})),
+                "meets": Key("bool"), "loss": Key("number", lo=0, hi=top),
+                "confirm_games": Key("count", lo=0),
+                "confirm_games_per_range": Key("count", lo=1)})
+
+
+def check_confirmed(doc, path: Path, spec: RulebookSpec) -> dict:
+    """A finalist's confirmed.json read back, checked whole: its shape, and what ties its
+    numbers (each size's worst and loss what its rates give, `distance`; it meets the target
+    where nothing falls short; the finalist's loss the largest, and it meets the target only
+    where every size does). UsageError naming the file, the key and the way out."""
+
+    def fail(key: str, message: str):
+        raise UsageError(f"{path}: {key}: {message}; {CONFIRMED_WAY_OUT}")
+
+    doc = check(doc, _confirmed_keys(spec), fail)
+    for n, x in doc["sizes"].items():
+        rates = {a: r["player_win_rate"] for a, r in x["agendas"].items()}
+        worst, loss = distance(spec, int(n), rates, x["collapse"]["rate"],
+                               x["everyone_loses"]["rate"])
+        for k, want in (("worst", worst), ("loss", loss), ("meets", not x["why"]),
+                        ("fair", 1 / int(n)), ("field", f"p{n}.toml")):
+            if x[k] != want:
+                fail(f"sizes.{n}.{k}", f"expected {want!r} (as the confirmation gives it), "
+                     f"got {shown(x[k])}")
+    for k, want in (("loss", max(x["loss"] for x in doc["sizes"].values())),
+                    ("meets", all(x["meets"] for x in doc["sizes"].values()))):
+        if doc[k] != want:
+            fail(k, f"expected {want!r} (as its table sizes give it), got {shown(doc[k])}")
+    return doc
+
+
+def read_confirmed(path: Path, spec: RulebookSpec) -> dict:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{path}: cannot be read ({type(e).__name__}: {cut(str(e))}); "
+                         f"{CONFIRMED_WAY_OUT}") from None
+    return check_confirmed(doc, path, spec)
+
+
 def _pc(x) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
@@ -704,6 +773,9 @@ def tune_equilibrium(spec: RulebookSpec, out: str | Path, client=None, echo=None
     say = echo or (lambda _m: None)
     path = out / "trials.json"
     trials = _load_trials(path, spec, force)[:spec.trials]  # (refused before any change)
+    if not force:  # (and the finalists' confirmations, before any change)
+        for done in sorted(out.glob("final/*/confirmed.json")):
+            read_confirmed(done, spec)
     clear_temporaries(out)  # (a killed run's, a full disk's)
     if trials:
         say(f"resuming: {len(trials)} of {spec.trials} trials done")
@@ -757,8 +829,8 @@ def _finalist(spec: RulebookSpec, out: Path, i: int, name: str, params: dict, tr
     done = folder / "confirmed.json"
     conf = None
     if done.exists() and not force:
-        conf = json.loads(done.read_text())
-        if conf.get("confirm_games_per_range") != spec.confirm_games:
+        conf = read_confirmed(done, spec)
+        if conf["confirm_games_per_range"] != spec.confirm_games:
             conf = None
     if conf is None:
         conf = confirm_finalist(spec, folder, i, doc, client, echo)
