@@ -249,8 +249,13 @@ def test_the_exploit_writer_checks_its_row_against_the_schema_it_is_read_with(tm
                      "", None)
     assert list(tmp_path.iterdir()) == []
     # result.json is strict JSON: the fair share where known, absent (read as NaN) where not
+    import pandas as pd
+
+    tables = replace(res, curve=pd.DataFrame({"generation": [0]}),
+                     candidates=pd.DataFrame({"rank": [0]}))
     for fair in (0.25, None):
-        d = write_result(res, tmp_path / str(fair), "2024-01-01T00:00:00+00:00", "", None, fair)
+        d = write_result(tables, tmp_path / str(fair), "2024-01-01T00:00:00+00:00", "", None,
+                         fair)
         text = (d / "result.json").read_text()
         doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in result.json"))
         assert doc.get("fair_share") == fair
