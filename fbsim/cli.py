@@ -418,6 +418,7 @@ def sweep_cmd(
     from fbsim.experiments.run.spec import sweep_from_command_line
     from fbsim.experiments.run.sweep import run_sweep
 
+    folder_ok(out, "--out")
     spec = sweep_from_command_line(
         spec_file, vary=vary or [], players=players, games=games, seed=seed, lineup=lineup,
         seats=seat or [], rules=rules_file, sets=set_ or [], baseline=baseline or [],
@@ -451,6 +452,8 @@ def plot_cmd(
 ):
     from fbsim.experiments.report.plots import plot_dataset
 
+    if out is not None:
+        folder_ok(out, "--out")
     for path in plot_dataset(results, out, x=x):
         typer.echo(str(path))
 

@@ -18,6 +18,7 @@ from fbsim.experiments.run.sweep import TABLES
 
 SPEC = 'games = 150000\nseed = 9\nplayers = [3, 4]\n[vary]\nmasks = "0..3"\n'
 ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(capsys, *args):
@@ -637,3 +638,24 @@ def test_a_refused_report_leaves_no_lock_nor_any_file(capsys, tmp_path, args, me
                        *args, "-q")
     assert code == 2 and message in err and err.count("\n") == 1, err
     assert list(out.parent.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [
+    ["sweep", "--games", "100"],
+    ["plot", str(ROOT / "results" / "baseline")],
+    ["equilibrium", "--players", "3"],
+    ["exploit", "--players", "3", "--agenda", "steward"],
+    ["exploit", "--oracle", "search", "--players", "3", "--field", "steward=steward"],
+    ["ladder", "--players", "3", "--field", "steward=steward"],
+    ["tune", "--target", str(ROOT / "results" / "tune" / "spec.toml")],
+], ids=lambda a: " ".join(a[:3]) if a[0] != "plot" else "plot")
+def test_an_out_folder_below_a_file_is_one_line_naming_out_and_the_file(capsys, tmp_path,
+                                                                         args):
+    """--out below a plain file cannot be made: one line naming --out and the file in the
+    way, exit 2, before anything is played or written (the file left as it was)."""
+    plain = tmp_path / "plain"
+    plain.write_text("mine\n")
+    code, _, err = run(capsys, *args, "--out", plain / "sub" / "deeper")
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"--out {plain / 'sub' / 'deeper'}: {plain} is a file, not a folder" in err, err
+    assert plain.read_text() == "mine\n" and sorted(tmp_path.iterdir()) == [plain]

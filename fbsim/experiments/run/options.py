@@ -128,6 +128,13 @@ def parent_exists(*paths: tuple[Path | None, str]) -> None:
 
 
 def folder_ok(path: Path, flag: str) -> None:
-    """An output folder must not be an existing file (checked before anything is written)."""
+    """An output folder must not be an existing file, nor lie below one (checked before
+    anything is written)."""
+    path = Path(path)
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} {path}: exists and is not a folder")
+    for above in path.parents:
+        if above.exists():
+            if not above.is_dir():
+                raise UsageError(f"{flag} {path}: {above} is a file, not a folder")
+            break
