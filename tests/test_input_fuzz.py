@@ -570,3 +570,118 @@ def test_rulebook_summary_read_by_the_report(doc):
         read = accepts_or_refuses(read_rulebook_folder, d)
         if read is not None:
             assert rulebook_verdict({**read, "role": "recommended"})
+
+
+def _rulebook_spec():
+    spec = load_rulebook_spec(RESULTS / "tune-equilibrium" / "spec.toml")
+    return spec
+
+
+def _small_trials() -> dict:
+    """results/tune-equilibrium's trials.json cut to its first three trials, under the spec
+    it is read with (what `fbsim tune --equilibrium` resumes from)."""
+    doc = json.loads((RESULTS / "tune-equilibrium" / "trials.json").read_text())
+    doc["spec"], doc["trials"] = _rulebook_spec().digest(), doc["trials"][:3]
+    return doc
+
+
+TRIALS_DOCS = [_small_trials()]
+
+
+@settings(max_examples=150, **FUZZ)
+@given(doc=mutated(TRIALS_DOCS))
+def test_rulebook_trials(doc):
+    """A damaged OUT/trials.json is resumed or refused in one line naming the file (never a
+    traceback), and what is accepted is trials `play_trial` could have written: numbered in
+    order, each with a loss."""
+    spec = _rulebook_spec()
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "trials.json"
+        trials = accepts_or_refuses(rulebook.check_trials, doc, path, spec)
+        if trials is not None:
+            assert [t["number"] for t in trials] == list(range(len(trials)))
+            assert all(0 <= t["loss"] for t in trials)
+
+
+CONFIRMED_DOCS = [json.loads((RESULTS / "tune-equilibrium" / "final" / "unchanged"
+                              / "confirmed.json").read_text())]
+
+
+@settings(max_examples=150, **FUZZ)
+@given(doc=mutated(CONFIRMED_DOCS))
+def test_rulebook_confirmed_finalist(doc):
+    """A damaged final/NN/confirmed.json is read or refused in one line naming the file;
+    what is read holds together (its loss its table sizes' largest)."""
+    spec = _rulebook_spec()
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "confirmed.json"
+        path.write_text(json.dumps(doc, default=str))
+        conf = accepts_or_refuses(rulebook.read_confirmed, path, spec)
+        if conf is not None:
+            assert conf["loss"] == max(x["loss"] for x in conf["sizes"].values())
+
+
+RESULT_DOCS = [json.loads((RESULTS / "exploit" / f"{a}-p4" / "result.json").read_text())
+               for a in ("steward", "accelerationist")]
+
+
+@settings(max_examples=150, **FUZZ)
+@given(doc=mutated(RESULT_DOCS))
+def test_exploit_result_read_by_the_report(doc):
+    """A damaged exploit result.json (what `fbsim report` reads beside the field) is read
+    or refused in one line; what is read has its rates in [0, 1]."""
+    from fbsim.errors import UsageError
+    from fbsim.experiments.search.exploit import check_result
+    from fbsim.inputs import failing
+
+    got = accepts_or_refuses(check_result, doc, failing(UsageError, "result.json"))
+    if got is not None:
+        assert all(0 <= got[k] <= 1 for k in ("field_rate", "best_rate"))
+
+
+LADDER_DOCS = [json.loads((RESULTS / "ladder" / "ladder.json").read_text())]
+
+
+@settings(max_examples=150, **FUZZ)
+@given(doc=mutated(LADDER_DOCS))
+def test_ladder_read_back(doc):
+    """A damaged ladder.json (resumed by `fbsim ladder`, shown by the report) is read or
+    refused in one line naming the file."""
+    from fbsim.experiments.search.ladder import read_ladder
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "ladder.json"
+        path.write_text(json.dumps(doc, default=str))
+        accepts_or_refuses(read_ladder, path)
+
+
+ENVIRONMENT = ["FBSIM_SHAPES", "FBSIM_SPECIALISE", "FBSIM_LLVM_TUNING", "NUMBA_NUM_THREADS",
+               "SOURCE_DATE_EPOCH", "NUMBA_CACHE_DIR"]
+ENV_VALUES = st.one_of(
+    st.sampled_from(["", " ", "0", "1", "2", "-1", " 7", "1e3", "all", "none", "standard",
+                     "lineups", "default", "NaN", "99999999999999999999", "١"]),
+    st.text(max_size=12))
+
+
+@settings(max_examples=200, **FUZZ)
+@given(env=st.dictionaries(st.sampled_from(ENVIRONMENT), ENV_VALUES, min_size=1, max_size=3),
+       under_a_file=st.booleans())
+def test_environment_variables(env, under_a_file):
+    """Any value of the variables fbsim and numba read is accepted or refused in one line
+    naming the variable (never a traceback in the middle of a run): `check_environment`,
+    which every command runs first. The cache folder may be drawn below a plain file."""
+    from fbsim.environment import check_environment
+
+    env = {k: v for k, v in env.items() if "\x00" not in v}
+    with tempfile.TemporaryDirectory() as d:
+        if "NUMBA_CACHE_DIR" in env:
+            plain = Path(d) / "plain"
+            plain.write_text("x")
+            env["NUMBA_CACHE_DIR"] = str((plain if under_a_file else Path(d)) / "cache"
+                                         / env["NUMBA_CACHE_DIR"].replace("/", "_"))
+        with mock.patch.dict("os.environ", env):
+            try:
+                check_environment()
+            except FbsimError as e:
+                refused_well(e)
+                assert any(k in str(e) for k in env), str(e)
