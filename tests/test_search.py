@@ -99,6 +99,8 @@ def test_exploit_bad_input(capsys, tmp_path, args, msg):
     ({"params": {}}, "params: name at least one"),
     ({"params": {"maskz": [0, 2]}}, "maskz"),
     ({"params": {"masks": [0, 2]}, "gamez": 3}, "gamez: unknown key"),
+    # (as --population bounds it: a spread needs two candidates)
+    ({"params": {"masks": [0, 2]}, "population": 1}, "population: expected a whole number from 2"),
 ])
 def test_tune_bad_specs_fail_before_any_game(capsys, tmp_path, doc, msg):
     import tomllib  # noqa: F401

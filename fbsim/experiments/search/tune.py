@@ -78,6 +78,7 @@ from fbsim.experiments.run.sweep import run_sweep
 from fbsim.experiments.search.cem import Dim, cem
 from fbsim.game import layout as L
 from fbsim.inputs import Key, check, failing, value
+from fbsim.limits import MAX_GAMES
 
 CONFIRM_SEED_OFFSET = 90_000  # the finalists are ranked on this seed's games
 FRESH_SEED_OFFSET = 95_000  # the chosen rules' loss is measured again on these games
@@ -110,7 +111,9 @@ class TuneSpec:
 WEIGHT = Key("number", lo=0)
 # A tune spec file's keys (`fbsim.inputs`).
 TUNE_FILE = {
-    "players": PLAYERS, "games": GAMES, "generations": GAMES, "population": GAMES,
+    "players": PLAYERS, "games": GAMES, "generations": GAMES,
+    # (as the command line's --population: the cross-entropy spread is the elite's variance)
+    "population": Key("count", lo=2, hi=MAX_GAMES),
     "confirm_games": GAMES, "top": GAMES, "seed": SEED, "rules": RULES_PATH,
     "lineup": LINEUP_TEXT,
     "fields": Key("list", "a list of lineups or field files", size=(1, 100), item=TEXT),
