@@ -248,3 +248,21 @@ def test_replay_searcher_narrates_every_candidate_and_the_choice(capsys):
     assert "rivals' Agendas as it weighs them" in out
     code, _, err = _run(capsys, "replay", "--players", "4", "--searcher", "4")
     assert code == 2 and "--searcher" in err
+
+
+def test_the_command_lines_searcher_defaults_are_the_librarys():
+    """Every command's searcher rollouts default is `Knobs()`'s, so that a notebook calling
+    the library gets the searcher the commands report."""
+    import typer.main
+
+    from fbsim.cli import app
+    from fbsim.experiments.search.searcher import ROLLOUTS
+
+    group = typer.main.get_command(app)
+    seen = {}
+    for name, cmd in group.commands.items():
+        for p in cmd.params:
+            if p.name in ("rollouts", "searcher_rollouts"):
+                seen[name] = p.default
+    assert set(seen) >= {"replay", "exploit", "ladder", "equilibrium"}, seen
+    assert all(v == ROLLOUTS == Knobs().rollouts for v in seen.values()), seen

@@ -43,6 +43,9 @@ CALIBRATION_GAMES = 4000  # field games the belief table is counted on (`belief_
 BUDGET_FACTOR = 4  # the audit's second budget: this many times the rollouts
 
 
+ROLLOUTS = 64  # the searcher's default rollouts per candidate (its audit also runs 4x)
+
+
 @dataclass(frozen=True)
 class Knobs:
     """What the searcher searches and how hard (`fbsim exploit --oracle search` flags).
@@ -51,9 +54,10 @@ class Knobs:
     and BURN (0, step, 2 step, .. up to the Agents); masked: each grid split with BURN also
     with its BURNs masked (R-C2); margin: the paired z the best candidate needs over the
     field's choice to be played; beliefs: rivals' Agendas weighted by their play's
-    likelihood under the field (False: by the cards alone)."""
+    likelihood under the field (False: by the cards alone). The defaults are the command
+    line's (`ROLLOUTS`), so that a notebook's searcher is the one `fbsim` reports."""
 
-    rollouts: int = 128
+    rollouts: int = ROLLOUTS
     step: int = 2
     masked: bool = False
     margin: float = 2.0
