@@ -95,6 +95,16 @@ def _first_searched_agenda(doc: dict) -> str:
     return next(iter(doc["searched"][0]["agendas"]))
 
 
+def _other_weights(d: dict, agenda: str) -> list[float]:
+    """Weights over the Agenda's population that sum to 1 but are not the current ones."""
+    n = len(d["populations"][agenda])
+    w = [1.0 / n] * n if n > 1 else [1.0]
+    if w == d["mixture"][agenda]:
+        w = [1.0] + [0.0] * (n - 1)
+    assert w != d["mixture"][agenda], "a population of one strategy has one mixture"
+    return w
+
+
 STATE_DAMAGES = {
     "a response's gain null": (
         lambda d: _response(d, "accelerationist").update(gain=None),
@@ -113,6 +123,13 @@ STATE_DAMAGES = {
         "iterations[0].responses.opportunist"),
     "a mixture longer than its population then": (
         _longer_than_then, "iterations[0].mixture.opportunist"),
+    "the current mixture not summing to 1": (
+        lambda d: d["mixture"].update(steward=[0.3] * len(d["mixture"]["steward"])
+                                      if len(d["mixture"]["steward"]) > 1 else [0.6]),
+        "mixture.steward"),
+    "the current mixture not the last iteration's": (
+        lambda d: d["mixture"].update(opportunist=_other_weights(d, "opportunist")),
+        "mixture"),
     "an iteration's payoffs NaN": (
         lambda d: d["iterations"][0]["payoffs"]["steward"].__setitem__(0, NAN),
         "iterations[0].payoffs.steward[0]"),

@@ -527,15 +527,28 @@ def _small_state() -> dict:
     strategies per Agenda and its first iteration): what `fbsim equilibrium` resumes from."""
     doc = json.loads((RESULTS / "equilibrium-extended" / "p4" / "state.json").read_text())
     doc["populations"] = {a: p[:2] for a, p in doc["populations"].items()}
-    cut_mix = {a: (w[:2] if sum(w[:2]) > 0 else [1.0]) for a, w in doc["mixture"].items()}
-    doc["mixture"] = cut_mix
+
+    def cut(w: list[float]) -> list[float]:  # (two weights at most, summing to 1)
+        return [x / sum(w[:2]) for x in w[:2]] if sum(w[:2]) > 0 else [1.0]
+
     it = doc["iterations"][0]
-    it["mixture"] = {a: (w[:2] if sum(w[:2]) > 0 else [1.0]) for a, w in it["mixture"].items()}
+    it["mixture"] = {a: cut(w) for a, w in it["mixture"].items()}
+    it["population"] = {a: len(w) for a, w in it["mixture"].items()}
+    for a in it["payoffs"] or {}:
+        it["payoffs"][a] = it["payoffs"][a][:len(it["mixture"][a])]
+    doc["mixture"] = copy.deepcopy(it["mixture"])  # (the search goes on from the last one)
     doc["iterations"], doc["audits"], doc["pending"] = [it], [], {}
     return doc
 
 
 STATE_DOCS = [_small_state()]
+
+
+def test_the_small_state_is_a_state_the_search_resumes():
+    """(The fuzz below mutates a state that is accepted as it is.)"""
+    from fbsim.experiments.search.equilibrium.state import check_state
+
+    check_state(copy.deepcopy(STATE_DOCS[0]), Path("state.json"))
 
 
 @settings(max_examples=150, **FUZZ)

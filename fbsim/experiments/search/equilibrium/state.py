@@ -235,6 +235,9 @@ DISTILLATION_KEYS = _needed({
 RESUME_WAY_OUT = "restore the file, or run again with --force to start the search over"
 
 
+MIXTURE_SUM = 1e-6  # how far a saved mixture's weights may sum from 1 (rounding)
+
+
 def check_state(doc, path: Path, way_out: str = RESUME_WAY_OUT) -> None:
     """A saved state's shape and values (`fbsim.inputs`), everything it holds, before the
     search plays a game or writes a file: every key and type, every number finite and in
@@ -275,9 +278,9 @@ def check_state(doc, path: Path, way_out: str = RESUME_WAY_OUT) -> None:
             w = mix.get(a)
             if w is None:
                 fail(f"{where}.{a}", "missing: expected a list of weights")
-            if not w or len(w) > over[a] or sum(w) <= 0:
+            if not w or len(w) > over[a] or abs(sum(w) - 1) > MIXTURE_SUM:
                 fail(f"{where}.{a}", f"expected 1 to {over[a]} weights (the population's "
-                     f"size{then}) with a positive sum, got {len(w)} summing to {sum(w):g}")
+                     f"size{then}) summing to 1, got {len(w)} summing to {sum(w):g}")
 
     def iteration_of(where: str, k: int, lo: int = 0, hi: int = played,
                      what: str = "an iteration of the search") -> None:
@@ -425,6 +428,12 @@ def check_state(doc, path: Path, way_out: str = RESUME_WAY_OUT) -> None:
         by_agenda_numbers("pending.regret", p["regret"], DIFF, None)
         for a, r in p["responses"].items():
             strategy(f"pending.responses.{a}.strategy", r["strategy"])
+    last = doc["iterations"][-1] if doc["iterations"] else None
+    distilled = doc.get("distillations") or []
+    if last is not None and not (distilled and distilled[-1]["after"] >= played):
+        if doc["mixture"] != last["mixture"]:  # (what the search goes on from)
+            fail("mixture", f"expected the mixture of the last iteration ({played - 1}), "
+                 "which the search goes on from, got another one")
 
 
 def responses(d: dict) -> dict[str, Response]:
