@@ -375,3 +375,9 @@ def test_the_tiny_rules_search_resumes_as_it_was_undamaged(capsys, tmp_path, tun
     assert code == 0, err
     for name in ("trials.json", "summary.json", "best_rules.toml", "final/00/params.json"):
         assert (out / name).read_bytes() == (tuned / "out" / name).read_bytes(), name
+    import pandas as pd
+
+    for name in ("trials.parquet", "finalists.parquet"):  # (their provenance has the time)
+        again, first = pd.read_parquet(out / name), pd.read_parquet(tuned / "out" / name)
+        assert list(again.columns) == list(first.columns), name  # (the spec's lever order)
+        pd.testing.assert_frame_equal(again, first)

@@ -1020,18 +1020,24 @@ def write_rulebook(result: RulebookResult, spec: RulebookSpec, out: str | Path,
     prov = {**base_provenance(started), "kind": "tune-equilibrium",
             "spec": json.loads(json.dumps(asdict(spec), default=str)),
             "spec_digest": spec.digest()}
-    rows = [_row(t, t["sizes"]) for t in result.trials]
+    rows = [_row(t, t["sizes"], spec) for t in result.trials]
     write_table(pd.DataFrame(rows), out / "trials.parquet", {**prov, "table": "trials"})
-    rows = [_row(f, f["sizes"]) for f in result.finalists]
+    rows = [_row(f, f["sizes"], spec) for f in result.finalists]
     write_table(pd.DataFrame(rows), out / "finalists.parquet", {**prov, "table": "finalists"})
     return paths + [out / "trials.parquet", out / "finalists.parquet"]
 
 
-def _row(t: dict, sizes: dict) -> dict:
+def _row(t: dict, sizes: dict, spec: RulebookSpec) -> dict:
+    """One trial's or finalist's row: its levers and table sizes in the spec's order (a
+    record read back from JSON comes with its keys sorted: a resumed search writes the same
+    table)."""
     row = {"trial": t.get("trial", t.get("number")), "loss": t["loss"]}
-    row.update({k: _toml_value(v) if isinstance(v, list | tuple) else v
-                for k, v in t["params"].items()})
-    for n, x in sizes.items():
+    params = t["params"]
+    row.update({lv.name: _toml_value(params[lv.name])
+                if isinstance(params[lv.name], list | tuple) else params[lv.name]
+                for lv in spec.levers if lv.name in params})
+    for n in [str(n) for n in spec.players if str(n) in sizes]:
+        x = sizes[n]
         for a in AGENDAS:
             r = x["player_win_rate"][a] if "player_win_rate" in x else \
                 x["agendas"][a]["player_win_rate"]
