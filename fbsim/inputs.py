@@ -49,6 +49,7 @@ class Key:
     size: tuple[int, int] | None = None
     required: bool = False
     known: str = "key"  # what an unknown key of this table is called ("unknown agenda")
+    ordered: bool = False  # a list's items in order, each at least the one before
 
     def __post_init__(self):
         for t in (self.type,) if isinstance(self.type, str) else self.type:
@@ -139,7 +140,10 @@ def value(v: Any, key: Key, fail: Fail, path: str) -> Any:
             n = f"{lo}" if lo == hi else f"{lo} to {hi}"
             fail(path, f"expected {key.wanted} ({n} items), got {len(v)} items: {shown(v)}")
         if key.item is not None:
-            return [value(x, key.item, fail, f"{path}[{i}]") for i, x in enumerate(v)]
+            v = [value(x, key.item, fail, f"{path}[{i}]") for i, x in enumerate(v)]
+        if key.ordered and any(b < a for a, b in zip(v, v[1:], strict=False)):
+            fail(path, f"expected {key.wanted}, in order (low to high), got {shown(v)}")
+        return v
     if t == "table" and key.keys is not None:
         return check(v, key.keys, fail, path, key.known)
     return v
@@ -158,6 +162,18 @@ def _number(v: Any, t: str, key: Key, fail: Fail, path: str) -> int | float:
             hi is not None and (v >= hi if key.open else v > hi)):
         fail(path, f"expected {key.wanted}, got {shown(given)}")
     return v
+
+
+def interval(lo: float, hi: float, required: bool = False) -> Key:
+    """An interval [low, high] of numbers from `lo` to `hi`, low <= high."""
+    return Key("list", f"an interval [low, high] of numbers from {_bound(lo)} to {_bound(hi)}",
+               size=(2, 2), item=Key("number", lo=lo, hi=hi), ordered=True, required=required)
+
+
+def within(x: float, ci: list[float], fail: Fail, path: str) -> None:
+    """`x` (at `path`) within its interval `ci`, as every estimate fbsim writes is."""
+    if not ci[0] <= x <= ci[1]:
+        fail(path, f"expected a value within its interval {shown(ci)}, got {shown(x)}")
 
 
 def failing(error: Callable[[str], Exception], where: str) -> Fail:

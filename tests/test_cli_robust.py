@@ -606,6 +606,8 @@ def test_source_date_epoch_with_spaces_around_is_the_time_the_provenance_records
      '{"3": {}}, "found": false, "trials": 3, "target": {"fair_band": 0.05}}',
      "players.3.meets"),
     ("not json", "cannot be read"),
+    (None, "players.4.agendas.steward.player_win_rate: expected a number from 0 to 1"),
+    ("reversed", "players.4.agendas.steward.player_win_ci: expected an interval"),
 ])
 def test_report_refuses_a_rulebook_summary_of_another_kind_before_any_game(
         capsys, tmp_path, summary, key):
@@ -614,6 +616,14 @@ def test_report_refuses_a_rulebook_summary_of_another_kind_before_any_game(
     before any game is played: no page, no lock, no kept table sizes."""
     folder = tmp_path / "rb"
     folder.mkdir()
+    if summary in (None, "reversed"):  # (the committed search's, a number edited)
+        doc = json.loads((ROOT / "results" / "tune-equilibrium" / "summary.json").read_text())
+        r = doc["players"]["4"]["agendas"]["steward"]
+        if summary is None:
+            r["player_win_rate"] = 2.0  # (a page would show 200.0%)
+        else:
+            r["player_win_ci"] = r["player_win_ci"][::-1]
+        summary = json.dumps(doc)
     (folder / "summary.json").write_text(summary)
     out = tmp_path / "page" / "r.html"
     out.parent.mkdir()

@@ -82,6 +82,10 @@ def _set(doc: dict, path: str, value) -> None:
     ("players.3.inputs.games", "many", "players.3.inputs.games: expected a whole number"),
     ("players.3.fair", 3, "players.3.fair: expected a number between 0 and 1"),
     ("players.9", {}, "players.9: unknown table size"),
+    ("players.3.rungs.0.gain_ci", [0.5, -0.5], "players.3.rungs[0].gain_ci: expected an "
+     "interval [low, high] of numbers from -1 to 1, in order"),
+    ("players.3.rungs.0.rate", 1.0,
+     "players.3.rungs[0].rate: expected a value within its interval"),
 ])
 def test_a_damaged_ladder_is_refused_before_anything_is_played_or_written(
         capsys, tmp_path, monkeypatch, ladder_dir, key, value, says):

@@ -328,6 +328,13 @@ CONFIRMED_DAMAGES = {
     "an interval of one number": (
         lambda d: _size(d)["agendas"]["opportunist"].update(seat_gain_ci=[0.1]),
         "sizes.3.agendas.opportunist.seat_gain_ci"),
+    "an interval reversed": (
+        lambda d: _size(d)["agendas"]["steward"].update(
+            player_win_ci=_size(d)["agendas"]["steward"]["player_win_ci"][::-1]),
+        "sizes.3.agendas.steward.player_win_ci"),
+    "a chance outside its interval": (
+        lambda d: _size(d)["agendas"]["steward"].update(player_win_rate=1.0),
+        "sizes.3.agendas.steward.player_win_rate"),
     "a gain NaN": (lambda d: _size(d)["agendas"]["accelerationist"].update(
         seat_deviation_gain=NAN), "sizes.3.agendas.accelerationist.seat_deviation_gain"),
     "an Agenda missing": (lambda d: _size(d)["agendas"].pop("steward"),

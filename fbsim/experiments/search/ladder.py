@@ -29,7 +29,7 @@ from fbsim.experiments.search.equilibrium.seeds import seed_of
 from fbsim.experiments.search.equilibrium.state import write_json, write_text
 from fbsim.experiments.search.searcher import Knobs, search_gains
 from fbsim.game import layout as L
-from fbsim.inputs import Key, check
+from fbsim.inputs import Key, check, interval, within
 from fbsim.lineup import DEFAULT_BY_AGENDA, Entry, Lineup, lineup_hash
 from fbsim.rules import Rules, rules_hash
 
@@ -186,8 +186,7 @@ def run_ladder(plan: list[tuple[Rules, Lineup, str]], out: Path, seed: int, game
 
 
 def _interval(lo: int, hi: int) -> Key:
-    return Key("list", f"[low, high]: two numbers from {lo} to {hi}", size=(2, 2),
-               item=Key("number", lo=lo, hi=hi), required=True)
+    return interval(lo, hi, required=True)
 
 
 SIZES = range(3, L.MAX_PLAYERS + 1)
@@ -243,6 +242,8 @@ def check_ladder(doc, path: Path) -> dict:
             if r["players"] != int(k):
                 fail(f"{where}.players", f"expected {k} (the table size it is filed under), "
                      f"got {shown(r['players'])}")
+            within(r["rate"], r["ci"], fail, f"{where}.rate")
+            within(r["gain"], r["gain_ci"], fail, f"{where}.gain")
             if (r["agenda"], r["rung"]) in seen:
                 fail(where, f"the {r['agenda']} rung \"{r['rung']}\" again")
             seen.add((r["agenda"], r["rung"]))

@@ -92,7 +92,7 @@ from fbsim.experiments.search.equilibrium.fields import check_dealt
 from fbsim.experiments.search.equilibrium.seeds import seed_of
 from fbsim.experiments.search.equilibrium.state import clear_temporaries, write_json
 from fbsim.experiments.search.equilibrium.trainer import AGENDAS, Budget, warm_start
-from fbsim.inputs import Key, check, failing
+from fbsim.inputs import Key, check, failing, interval, within
 from fbsim.limits import MAX_GAMES
 from fbsim.lineup import Entry, parse_lineup
 from fbsim.rules import load_rules, nest
@@ -573,10 +573,6 @@ def _confirmed_keys(spec: RulebookSpec) -> dict[str, Key]:
     def req(keys: dict) -> dict:
         return {k: replace(v, required=True) for k, v in keys.items()}
 
-    def interval(lo: float, hi: float) -> Key:
-        return Key("list", f"an interval [low, high] of numbers from {lo:g} to {hi:g}",
-                   size=(2, 2), item=Key("number", lo=lo, hi=hi))
-
     gain = Key("number", lo=-1, hi=1)
     agenda = Key("table", keys=req({
         "player_win_rate": RATE, "player_win_ci": interval(0, 1), "seat_deviation_gain": gain,
@@ -606,6 +602,13 @@ def check_confirmed(doc, path: Path, spec: RulebookSpec) -> dict:
 
     doc = check(doc, _confirmed_keys(spec), fail)
     for n, x in doc["sizes"].items():
+        for a, r in x["agendas"].items():
+            w = f"sizes.{n}.agendas.{a}"
+            within(r["player_win_rate"], r["player_win_ci"], fail, f"{w}.player_win_rate")
+            within(r["seat_deviation_gain"], r["seat_gain_ci"], fail,
+                   f"{w}.seat_deviation_gain")
+        for k in ("collapse", "everyone_loses"):
+            within(x[k]["rate"], x[k]["ci"], fail, f"sizes.{n}.{k}.rate")
         rates = {a: r["player_win_rate"] for a, r in x["agendas"].items()}
         worst, loss = distance(spec, int(n), rates, x["collapse"]["rate"],
                                x["everyone_loses"]["rate"])
