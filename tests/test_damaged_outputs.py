@@ -374,10 +374,17 @@ def test_a_file_in_a_points_place_is_refused_and_leaves_no_temporary(
     assert _tree(out) == before
 
 
-def test_a_sweep_json_without_its_start_is_refused(capsys, tmp_path, sweep_dir):
+@pytest.mark.parametrize("started", [KeyError, "yesterday", "2024-01-01T00:00:00", 7])
+def test_a_sweep_json_without_its_start_is_refused(capsys, tmp_path, sweep_dir, started):
+    """sweep.json's start time is what every table's provenance records: missing, not a
+    time, a time without its offset or not text, it is refused (not written into the
+    tables)."""
     def edit(out):
         doc = json.loads((out / "sweep.json").read_text())
-        del doc["started"]
+        if started is KeyError:
+            del doc["started"]
+        else:
+            doc["started"] = started
         (out / "sweep.json").write_text(json.dumps(doc))
 
     out, before, code, err = _resumed(capsys, tmp_path, sweep_dir, edit)

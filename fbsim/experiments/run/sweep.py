@@ -102,6 +102,16 @@ def _same_points(out: Path, spec: SweepSpec, doc: dict, points: list[Point]) -> 
     return True
 
 
+def _is_time(text) -> bool:
+    """Whether `text` is a time as `provenance.now_iso` writes it (ISO 8601, offset given)."""
+    import datetime as dt
+
+    try:
+        return isinstance(text, str) and dt.datetime.fromisoformat(text).tzinfo is not None
+    except ValueError:
+        return False
+
+
 def _write_meta(meta: Path, doc: dict) -> None:
     tmp = meta.with_name(".sweep.json.tmp")
     try:
@@ -149,8 +159,9 @@ def _check_dataset(out: Path, spec: SweepSpec, digest: str, points: list[Point],
                                          and not _same_points(out, spec, doc, points)):
             raise UsageError(f"--out {out}: holds a different sweep (another spec, seed or "
                              "rules); use another --out, or --force to start it afresh")
-        if not isinstance(doc.get("started"), str):
-            raise UsageError(f"{meta}: started: expected the sweep's start time (text), got "
+        if not _is_time(doc.get("started")):
+            raise UsageError(f"{meta}: started: expected the sweep's start time (an ISO 8601 "
+                             "time with its offset, as 2024-01-01T00:00:00+00:00), got "
                              f"{shown(doc.get('started'))}; restore the file, or pass --force "
                              "to start the sweep afresh")
         _check_points(out, spec, points)
