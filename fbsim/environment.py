@@ -11,6 +11,9 @@ from fbsim.kernel.settings import llvm_tuning_setting, shapes_setting, specialis
 
 MAX_EPOCH = 253_402_300_799  # 9999-12-31T23:59:59Z, the last second a timestamp can name
 MAX_THREADS = 4096
+# variables a blank value of which means unset, to fbsim and to the libraries that read them
+# after fbsim has started (numba's thread count when it is imported, numpy's f2py the epoch)
+BLANK_IS_UNSET = ("NUMBA_NUM_THREADS", "SOURCE_DATE_EPOCH")
 
 
 def check_environment() -> None:
@@ -20,6 +23,9 @@ def check_environment() -> None:
     shapes_setting()
     specialise_setting()
     llvm_tuning_setting()
+    for name in BLANK_IS_UNSET:  # (numba and numpy read them too, and choke on blank)
+        if name in os.environ and not os.environ[name].strip():
+            del os.environ[name]
     threads = os.environ.get("NUMBA_NUM_THREADS")
     if threads is not None and threads.strip():
         t = threads.strip()

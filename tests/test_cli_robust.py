@@ -669,3 +669,17 @@ def test_an_out_folder_below_a_file_is_one_line_naming_out_and_the_file(capsys, 
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert f"--out {plain / 'sub' / 'deeper'}: {plain} is a file, not a folder" in err, err
     assert plain.read_text() == "mine\n" and sorted(tmp_path.iterdir()) == [plain]
+
+
+@pytest.mark.parametrize("name,blank", [("SOURCE_DATE_EPOCH", ""), ("SOURCE_DATE_EPOCH", "  "),
+                                        ("NUMBA_NUM_THREADS", " "), ("NUMBA_NUM_THREADS", "")])
+def test_a_blank_variable_is_unset_for_fbsim_and_the_libraries_it_loads(name, blank):
+    """A blank SOURCE_DATE_EPOCH or NUMBA_NUM_THREADS means unset to fbsim, and to numpy
+    and numba, which read them after fbsim starts (numpy's f2py took an empty epoch for a
+    number and crashed; numba warned with a traceback): the command runs, quietly."""
+    env = {**os.environ, name: blank}
+    p = subprocess.run([sys.executable, "-m", "fbsim.cli", "simulate", "--players", "3",
+                        "--games", "200", "-q"], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr and "Warning" not in p.stderr, p.stderr
