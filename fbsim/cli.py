@@ -1211,7 +1211,7 @@ def main_callback(
     check_environment()  # a bad setting stops every command before it writes anything
 
 
-RESUMABLE = {"sweep", "experiment", "exploit", "equilibrium", "tune", "report"}
+RESUMABLE = {"sweep", "experiment", "exploit", "equilibrium", "tune", "report", "ladder"}
 
 
 def _interruptible(name: str, callback):

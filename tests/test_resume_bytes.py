@@ -286,3 +286,29 @@ def test_experiment_interrupted_and_resumed_writes_the_same_bytes(capsys, monkey
     assert resumed == whole == "res/baseline\n"  # (the command has no --json)
     _same_bytes(tmp_path, "res")
     assert (tmp_path / "a" / "res" / "baseline" / "summary.md").exists()
+
+
+# ------------------------------------------------------------------ fbsim ladder
+
+LADDER = ["ladder", "--players", "3,4", "--field", "steward=steward", "--games", "200",
+          "--seat-games", "10", "--rollouts", "1", "--out", "out", "-q"]
+
+
+def test_ladder_interrupted_and_resumed_writes_the_same_bytes(capsys, monkeypatch, tmp_path):
+    """Interrupted while it plays its second table size, the ladder says it resumes, keeps
+    the first size in ladder.json, and the resumed run writes the uninterrupted run's
+    bytes."""
+    from fbsim.experiments.search import ladder
+
+    def mid_ladder(b: Path) -> None:
+        doc = json.loads((b / "out" / "ladder.json").read_text())
+        assert list(doc["players"]) == ["3"] and not (b / "out" / "ladder.parquet").exists()
+
+    def second(rules, *a, **k):
+        return rules.players == 4
+
+    whole, resumed, calls = _whole_interrupted_resumed(capsys, monkeypatch, tmp_path, LADDER,
+                                                       ladder, "ladder", second, mid_ladder)
+    assert calls["died_at"] == 2
+    assert resumed == whole
+    _same_bytes(tmp_path, "out")
