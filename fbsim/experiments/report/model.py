@@ -237,10 +237,8 @@ def read_rulebook_folder(folder: str | Path | None) -> dict | None:
     """The summary.json of the `fbsim tune --equilibrium` folder `folder` (None: no folder,
     or none there); one of another kind, or damaged, is a usage error naming the file and
     the key (read before any game is played)."""
-    from dataclasses import replace
-
-    from fbsim.game.layout import AGENDA_NAMES
-    from fbsim.inputs import Key, interval, value, within
+    from fbsim.experiments.search.rulebook import AGENDA_RESULT
+    from fbsim.inputs import Key, value, within
 
     if folder is None or not (Path(folder) / "summary.json").is_file():
         return None
@@ -269,17 +267,12 @@ def read_rulebook_folder(folder: str | Path | None) -> dict | None:
         for n, h in doc[role].items():
             if not isinstance(h, str):
                 fail(f"{role}.{cut(n)}", f"expected a rules hash (text), got {shown(h)}")
-    rate, gain = Key("number", lo=0, hi=1), Key("number", lo=-1, hi=1)
-    agenda = Key("table", keys={k: replace(v, required=True) for k, v in {
-        "player_win_rate": rate, "player_win_ci": interval(0, 1),
-        "seat_deviation_gain": gain, "seat_gain_ci": interval(-1, 1),
-        "search_seat_gain_ci": interval(-1, 1)}.items()})
     for n, x in doc["players"].items():
         if not isinstance(x, dict) or not isinstance(x.get("meets"), bool):
             fail(f"players.{cut(n)}.meets", "expected true or false")
         where = f"players.{cut(n)}"
         agendas = value(x.get("agendas"), Key("table", known="agenda", keys={
-            a: agenda for a in AGENDA_NAMES}), fail, f"{where}.agendas")
+            a: AGENDA_RESULT for a in L.AGENDA_NAMES}), fail, f"{where}.agendas")
         for a, r in agendas.items():  # (what the page shows: rates and intervals in order)
             within(r["player_win_rate"], r["player_win_ci"], fail,
                    f"{where}.agendas.{a}.player_win_rate")

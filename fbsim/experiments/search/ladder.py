@@ -185,10 +185,6 @@ def run_ladder(plan: list[tuple[Rules, Lineup, str]], out: Path, seed: int, game
     return table
 
 
-def _interval(lo: int, hi: int) -> Key:
-    return interval(lo, hi, required=True)
-
-
 SIZES = range(3, L.MAX_PLAYERS + 1)
 # ladder.json's keys (`fbsim.inputs`), as `run_ladder` writes them: per table size, what it
 # was played with (`KNOB_KEYS`: the fields of `Knobs`), the fair share and the rungs (those
@@ -199,9 +195,9 @@ RUNG_KEYS = {
     "rung": Key("text", choices=RUNGS, required=True),
     "bot": Key("text", required=True),
     "rate": Key("number", lo=0, hi=1, required=True),
-    "ci": _interval(0, 1),
+    "ci": interval(0, 1, required=True),
     "gain": Key("number", lo=-1, hi=1, required=True),
-    "gain_ci": _interval(-1, 1),
+    "gain_ci": interval(-1, 1, required=True),
     "n": Key("count", lo=0, required=True),
 }
 KNOB_KEYS = {"rollouts": Key("count", lo=1, required=True), "step": Key("count", lo=1),

@@ -561,6 +561,13 @@ def confirm_finalist(spec: RulebookSpec, folder: Path, index: int, doc: dict, cl
             "loss": max(x["loss"] for x in sizes.values()), "confirm_games": total}
 
 
+RATE = Key("number", lo=0, hi=1)
+# an Agenda's numbers at a confirmed finalist, as confirmed.json and summary.json keep them
+# (`confirm_finalist`, `rulebook_summary`; the report reads the summary's back)
+AGENDA_RESULT = Key("table", keys={k: replace(v, required=True) for k, v in {
+    "player_win_rate": RATE, "player_win_ci": interval(0, 1),
+    "seat_deviation_gain": Key("number", lo=-1, hi=1), "seat_gain_ci": interval(-1, 1),
+    "search_seat_gain_ci": interval(-1, 1)}.items()})
 CONFIRMED_WAY_OUT = "restore the file, or delete it to confirm that finalist again " \
                     "(--force starts the search over)"
 
@@ -573,13 +580,9 @@ def _confirmed_keys(spec: RulebookSpec) -> dict[str, Key]:
     def req(keys: dict) -> dict:
         return {k: replace(v, required=True) for k, v in keys.items()}
 
-    gain = Key("number", lo=-1, hi=1)
-    agenda = Key("table", keys=req({
-        "player_win_rate": RATE, "player_win_ci": interval(0, 1), "seat_deviation_gain": gain,
-        "seat_gain_ci": interval(-1, 1), "search_seat_gain_ci": interval(-1, 1)}))
     rate = Key("table", keys=req({"rate": RATE, "ci": interval(0, 1)}))
     size = Key("table", keys=req({
-        "agendas": Key("table", known="agenda", keys=req({a: agenda for a in AGENDAS})),
+        "agendas": Key("table", known="agenda", keys=req({a: AGENDA_RESULT for a in AGENDAS})),
         "collapse": rate, "everyone_loses": rate, "fair": RATE, "converged": Key("bool"),
         "games": Key("count", lo=0), "worst": RATE, "loss": Key("number", lo=0, hi=top),
         "meets": Key("bool"), "why": Key("list", "a list of reasons", item=Key("text")),
@@ -654,7 +657,6 @@ TRIALS_WAY_OUT = "restore the file, or run again with --force (or another --out)
 # checked against the spec by `check_trials`
 TRIALS_FILE = {"version": Key("int", required=True), "spec": Key("text", required=True),
                "trials": Key("list", "a list of trials", required=True, item=Key("table"))}
-RATE = Key("number", lo=0, hi=1)
 
 
 def _trial_keys(spec: RulebookSpec) -> dict[str, Key]:
@@ -1035,10 +1037,10 @@ def _row(t: dict, sizes: dict, spec: RulebookSpec) -> dict:
     record read back from JSON comes with its keys sorted: a resumed search writes the same
     table)."""
     row = {"trial": t.get("trial", t.get("number")), "loss": t["loss"]}
-    params = t["params"]
-    row.update({lv.name: _toml_value(params[lv.name])
-                if isinstance(params[lv.name], list | tuple) else params[lv.name]
-                for lv in spec.levers if lv.name in params})
+    for lv in spec.levers:
+        if lv.name in t["params"]:
+            v = t["params"][lv.name]
+            row[lv.name] = _toml_value(v) if isinstance(v, list | tuple) else v
     for n in [str(n) for n in spec.players if str(n) in sizes]:
         x = sizes[n]
         for a in AGENDAS:

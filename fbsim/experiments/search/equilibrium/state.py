@@ -247,7 +247,7 @@ def check_state(doc, path: Path, way_out: str = RESUME_WAY_OUT) -> None:
     and what ties the records together as the search writes them (the iterations in order,
     populations that only grow, audits and the searcher's of iterations there are,
     distillations in order). UsageError naming the file and the key, and the way out."""
-    from fbsim.inputs import check, value
+    from fbsim.inputs import check, value, within
     from fbsim.lineup import Entry, ParamError
 
     def fail(key: str, message: str) -> NoReturn:
@@ -290,10 +290,6 @@ def check_state(doc, path: Path, way_out: str = RESUME_WAY_OUT) -> None:
                  f"expected {what}, and there is none (the search has {played} iterations), "
                  f"got {k}")
 
-    def interval(where: str, x: float, ci: list[float]) -> None:
-        if not ci[0] <= x <= ci[1]:
-            fail(where, f"expected a value within its interval {shown(ci)}, got {shown(x)}")
-
     def responses(where: str, found: dict, mode: str) -> None:
         """Confirmed best responses by Agenda (`Response`), each of `mode`."""
         for a, r in found.items():
@@ -302,7 +298,7 @@ def check_state(doc, path: Path, way_out: str = RESUME_WAY_OUT) -> None:
             if g["mode"] != mode or g["agenda"] != a:
                 fail(f"{where}.{a}.gain", f"expected the {mode} gain of the {a}, got the "
                      f"{g['mode']} gain of the {g['agenda']}")
-            interval(f"{where}.{a}.gain.gain", g["gain"], g["ci"])
+            within(g["gain"], g["ci"], fail, f"{where}.{a}.gain.gain")
             if g["changed"] > g["n"]:
                 fail(f"{where}.{a}.gain.changed", f"expected at most its {g['n']} games (n), "
                      f"got {g['changed']}")
@@ -389,14 +385,14 @@ def check_state(doc, path: Path, way_out: str = RESUME_WAY_OUT) -> None:
                      phases[s["phase"] + 1], "an iteration of its phase")
         worst = None
         for a, g in s["agendas"].items():
-            interval(f"{where}.agendas.{a}.search_gain", g["search_gain"], g["search_gain_ci"])
+            within(g["search_gain"], g["search_gain_ci"], fail, f"{where}.agendas.{a}.search_gain")
             for r, row in g["search_gain_by_rollouts"].items():
                 w = f"{where}.agendas.{a}.search_gain_by_rollouts.{r}"
                 row = table(w, row, SEARCH_GAIN_KEYS)
                 if str(row["rollouts"]) != r or row["agenda"] != a:
                     fail(w, f"expected the gain of the {a} at {r} rollouts, got the "
                          f"{row['agenda']}'s at {row['rollouts']}")
-                interval(f"{w}.gain", row["gain"], row["ci"])
+                within(row["gain"], row["ci"], fail, f"{w}.gain")
                 worst = row["ci"][1] if worst is None else max(worst, row["ci"][1])
         if worst is None:
             fail(f"{where}.agendas", "expected the searcher's gains of the Agendas, got none")
