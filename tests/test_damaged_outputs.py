@@ -426,6 +426,59 @@ masks = [1, 2]
 """
 
 
+def _edit_table(path: Path, how: str) -> None:
+    """Rewrite an fbsim table with its contents damaged and its metadata (the provenance)
+    kept, as a hand edit with pyarrow would."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path)
+    meta = t.schema.metadata
+    i = t.column_names.index("games")
+    if how == "strings":
+        t = t.set_column(i, "games", pa.array([str(v) for v in t.column(i).to_pylist()]))
+    elif how == "dropped":
+        t = t.remove_column(i)
+    elif how == "nan":
+        t = t.set_column(t.column_names.index("rate"), "rate",
+                         pa.array([float("nan")] * t.num_rows))
+    elif how == "negative":
+        t = t.set_column(i, "games", pa.array([-v for v in t.column(i).to_pylist()]))
+    elif how == "empty":
+        t = t.slice(0, 0)
+    elif how == "doubled":
+        t = pa.concat_tables([t, t])
+    pq.write_table(t.replace_schema_metadata(meta), path)
+
+
+@pytest.mark.parametrize("how", ["strings", "dropped", "nan", "negative", "empty", "doubled"])
+def test_a_point_table_edited_after_it_was_written_is_refused_and_nothing_is_rewritten(
+        capsys, tmp_path, monkeypatch, sweep_dir, how):
+    def damage(out):
+        _edit_table(out / "points" / "0001" / "win_rates.parquet", how)
+
+    out, before, code, err = _resumed(capsys, tmp_path, sweep_dir, damage, monkeypatch)
+    point = out / "points" / "0001"
+    _refused(code, err, f"{point / 'win_rates.parquet'}: its contents were changed after "
+             "fbsim wrote it", f"remove {point} and run the sweep again")
+    assert _tree(out) == before  # (the dataset's tables too: not written again)
+
+
+def test_a_table_without_a_checksum_is_read_as_it_is(tmp_path):
+    """Tables written before the checksum (committed results) read back unchanged."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from fbsim.experiments.run.provenance import DIGEST_KEY, read_table, write_table
+
+    path = tmp_path / "t.parquet"
+    write_table(pd.DataFrame({"games": [3, 4]}), path, {"table": "t"})
+    t = pq.read_table(path)
+    meta = {k: v for k, v in t.schema.metadata.items() if k != DIGEST_KEY}
+    pq.write_table(t.replace_schema_metadata(meta), path)
+    assert read_table(path, table="t")["games"].tolist() == [3, 4]
+
+
 @pytest.fixture(scope="module")
 def tune_dir(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("tune")
@@ -447,6 +500,20 @@ def test_a_generation_holding_another_sweeps_table_is_refused(capsys, tmp_path, 
                        "--json")
     _refused(code, err, f"{out / 'gen-00' / 'win_rates.parquet'}: not this sweep's win_rates "
              "table", "run the same command again")
+    assert _tree(out) == before
+
+
+def test_a_generation_table_edited_after_it_was_written_is_refused(capsys, tmp_path,
+                                                                  monkeypatch, tune_dir):
+    base = tmp_path / "tune"
+    shutil.copytree(tune_dir, base)
+    out = base / "t"
+    _edit_table(out / "gen-00" / "win_rates.parquet", "nan")
+    before = _tree(out)
+    _no_games(monkeypatch)
+    code, _, err = run(capsys, "tune", "--target", base / "spec.toml", "--out", out, "-q",
+                       "--json")
+    _refused(code, err, f"{out / 'gen-00' / 'win_rates.parquet'}: its contents were changed")
     assert _tree(out) == before
 
 

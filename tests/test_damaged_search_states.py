@@ -133,6 +133,12 @@ STATE_DAMAGES = {
     "an iteration's payoffs NaN": (
         lambda d: d["iterations"][0]["payoffs"]["steward"].__setitem__(0, NAN),
         "iterations[0].payoffs.steward[0]"),
+    "the field's Collapse interval reversed": (
+        lambda d: d["iterations"][0]["field"]["collapse"].update(ci=[0.9, 0.1]),
+        "iterations[0].field.collapse.rate"),
+    "an Agenda's win rate outside its interval": (
+        lambda d: d["iterations"][0]["field"]["agendas"]["steward"].update(win_rate=0.999),
+        "iterations[0].field.agendas.steward.win_rate"),
     "an audit of no iteration": (
         lambda d: d["audits"][0].update(iteration=5), "audits[0].iteration"),
     "an audit's team gain a seat's": (

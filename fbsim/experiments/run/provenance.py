@@ -29,6 +29,7 @@ from fbsim.rules import RULES_VERSION
 from fbsim.version import __version__
 
 META_KEY = b"fbsim"
+DIGEST_KEY = b"fbsim_content"  # the SHA-256 of a table's data (`content_digest`)
 
 
 def now_iso() -> str:
@@ -84,6 +85,7 @@ def write_table_beside(df: pd.DataFrame, path: Path, provenance: dict) -> Path:
     table = pa.Table.from_pandas(df, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[META_KEY] = json.dumps(provenance, sort_keys=True, default=str).encode()
+    meta[DIGEST_KEY] = content_digest(table).encode()
     table = table.replace_schema_metadata(meta)
     tmp = Path(path).with_name(f".{Path(path).name}.tmp{os.getpid()}")
     try:
@@ -102,12 +104,43 @@ def read_provenance(path: str | Path) -> dict:
     return json.loads(meta[META_KEY])
 
 
+def content_digest(table: pa.Table) -> str:
+    """The SHA-256 of a table's columns (names, types and values, not its metadata): written
+    beside the provenance, and checked when the table is read back, so that a file whose
+    contents were changed after fbsim wrote it (a column edited, dropped or emptied, rows
+    added) is refused instead of trusted."""
+    import hashlib
+
+    frame = table.replace_schema_metadata(None).to_pandas()
+    h = hashlib.sha256(repr([(str(c), str(t)) for c, t in frame.dtypes.items()]).encode())
+    for name in frame.columns:  # (by value: Arrow's buffers may differ for the same values)
+        try:
+            h.update(pd.util.hash_pandas_object(frame[name], index=False).values.tobytes())
+        except TypeError:  # (unhashable values, e.g. lists)
+            h.update(repr(table.column(name).to_pylist()).encode())
+    return h.hexdigest()
+
+
+def check_content(path: str | Path, way_out: str = "write it again") -> None:
+    """`DamagedFile`, naming the file and `way_out`, when a table's contents are not those
+    fbsim wrote (`content_digest`); a table written before the checksum passes. (Errors
+    reading the file are the caller's to word: OSError, ValueError, ArrowException.)"""
+    arrow = pq.read_table(path)
+    meta = arrow.schema.metadata or {}
+    if DIGEST_KEY in meta and meta[DIGEST_KEY].decode() != content_digest(arrow):
+        raise DamagedFile(f"{path}: its contents were changed after fbsim wrote it (they do "
+                          f"not match the checksum it was written with); {way_out}")
+
+
 def read_table(path: str | Path, way_out: str = "write it again", table: str | None = None
                ) -> pd.DataFrame:
     """A table with its provenance in `df.attrs['provenance']`; `DamagedFile`, naming the
-    file and `way_out`, when it cannot be read back, or when it is not the `table` (its
-    provenance's "table" key) that the dataset keeps there (another command wrote over it)."""
+    file and `way_out`, when it cannot be read back, when its contents are not those fbsim
+    wrote (`content_digest`; tables written before the digest are read as they are), or
+    when it is not the `table` (its provenance's "table" key) that the dataset keeps there
+    (another command wrote over it)."""
     try:
+        check_content(path, way_out)
         df = pd.read_parquet(path)
         df.attrs["provenance"] = read_provenance(path)
     except (OSError, ValueError, pa.ArrowException) as e:

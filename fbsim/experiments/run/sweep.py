@@ -175,14 +175,17 @@ def _check_dataset(out: Path, spec: SweepSpec, digest: str, points: list[Point],
 
 
 def _provenance_of(path: Path, way_out: str) -> dict:
-    """The provenance of a table of the dataset, read from its footer alone; UsageError
-    naming the file and `way_out` when it is not one fbsim wrote (truncated, say)."""
+    """The provenance of a table of the dataset, from its footer, once its contents are
+    checked against the checksum it was written with (`check_content`); UsageError naming
+    the file and `way_out` when it is not one fbsim wrote (truncated, say), DamagedFile when
+    its contents were changed since."""
     import pyarrow as pa
 
-    from fbsim.experiments.run.provenance import read_provenance
+    from fbsim.experiments.run.provenance import check_content, read_provenance
 
     try:
         prov = read_provenance(path)
+        check_content(path, way_out)
     except (OSError, ValueError, pa.ArrowException) as e:
         raise UsageError(f"{path}: damaged, or not a table fbsim wrote ({type(e).__name__}: "
                          f"{cut(str(e))}); {way_out}") from None

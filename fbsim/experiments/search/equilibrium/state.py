@@ -304,8 +304,12 @@ def check_state(doc, path: Path, way_out: str = RESUME_WAY_OUT) -> None:
                      f"got {g['changed']}")
 
     def field_numbers(where: str, stats: dict) -> None:
-        """The field's numbers: what a table of keys cannot say (a chance that may be null)."""
+        """The field's numbers: what a table of keys cannot say (a chance that may be null;
+        each rate within its interval)."""
+        for key in ("collapse", "everyone_loses"):
+            within(stats[key]["rate"], stats[key]["ci"], fail, f"{where}.{key}.rate")
         for a, s in stats["agendas"].items():
+            within(s["win_rate"], s["ci"], fail, f"{where}.agendas.{a}.win_rate")
             for key, x, lo in ((f"{a}.player_win_rate", s["player_win_rate"], 0),
                                (f"{a}.player_win_ci[0]", s["player_win_ci"][0], None),
                                (f"{a}.player_win_ci[1]", s["player_win_ci"][1], None)):
