@@ -47,8 +47,21 @@ SetOpt = Annotated[list[str] | None, typer.Option(
 
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+
+def _scheduler_address(value: str | None) -> str | None:
+    """--scheduler: a malformed address refused as the flags are read, before the command
+    writes anything (a lock, a folder)."""
+    if value is None:
+        return None
+    from fbsim.experiments.run.cluster import check_scheduler
+
+    return check_scheduler(value)
+
+
 SchedulerOpt = Annotated[str | None, typer.Option(
-    help="Run on an existing dask.distributed cluster, e.g. tcp://10.0.0.5:8786.")]
+    help="Run on an existing dask.distributed cluster, e.g. tcp://10.0.0.5:8786.",
+    callback=_scheduler_address)]
 WorkersOpt = Annotated[int | None, typer.Option(
     help="Start a local Dask cluster of this many worker processes.", min=1)]
 
@@ -127,8 +140,9 @@ def replay_cmd(
         help="This seat searches its commitments (fbsim exploit --oracle search) against "
              "the lineup as its field: the narration shows, at each commitment, every "
              "candidate's rollout wins and what it chose.", min=0, max=5)] = None,
-    rollouts: Annotated[int, typer.Option(
-        help="With --searcher: rollouts per candidate.", min=1, max=100_000)] = 64,
+    rollouts: Annotated[int | None, typer.Option(
+        help="With --searcher: rollouts per candidate (default 64).", min=1, max=100_000,
+        show_default=False)] = None,
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
@@ -136,9 +150,18 @@ def replay_cmd(
     from fbsim.reference.engine import play_game
     from fbsim.reference.narrate import narrate
 
+    if events and not as_json:
+        raise UsageError("--events: only with --json (the narration tells every event)")
+    if rollouts is not None and searcher is None:
+        raise UsageError("--rollouts: only with --searcher")
     out = []
     if searcher is not None:
-        from fbsim.experiments.search.searcher import Knobs, narrate_searched, replay_searched
+        from fbsim.experiments.search.searcher import (
+            ROLLOUTS,
+            Knobs,
+            narrate_searched,
+            replay_searched,
+        )
 
         if script is not None or seat or (players is not None and len(table_sizes(players))
                                           != 1):
@@ -148,7 +171,8 @@ def replay_cmd(
         if searcher >= rules.players:
             raise UsageError(f"--searcher: a seat 0 to {rules.players - 1}, got {searcher}")
         lu = parse_lineup(lineup, [], rules.players)
-        rep = replay_searched(rules, lu, Knobs(rollouts=rollouts), seed, game, searcher)
+        knobs = Knobs(rollouts=ROLLOUTS if rollouts is None else rollouts)
+        rep = replay_searched(rules, lu, knobs, seed, game, searcher)
         if as_json:
             from fbsim.rules import rules_hash
 
@@ -230,7 +254,8 @@ def bench_cmd(
         help="Instead: a one-point sweep through a local Dask cluster of this many worker "
              "processes, next to the same sweep in-process.", min=1)] = None,
     scheduler: Annotated[str | None, typer.Option(
-        help="Instead: the same through an existing cluster (tcp://HOST:PORT).")] = None,
+        help="Instead: the same through an existing cluster (tcp://HOST:PORT).",
+        callback=_scheduler_address)] = None,
     decisions: Annotated[bool, typer.Option(
         "--decisions", help="Instead: what each decision of the lineup's bots costs per "
                             "game and per question, asked on the side of the floor's "
@@ -239,6 +264,8 @@ def bench_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
+    if as_json and markdown:
+        raise UsageError("--json and --markdown: give one (both print the figures)")
     import numba
 
     from fbsim.bench import (
@@ -423,6 +450,9 @@ def sweep_cmd(
         spec_file, vary=vary or [], players=players, games=games, seed=seed, lineup=lineup,
         seats=seat or [], rules=rules_file, sets=set_ or [], baseline=baseline or [],
         ci_width=ci_width, min_games=min_games, max_games=max_games)
+    if min_games is not None and spec.ci_width is None:
+        raise UsageError("--min-games: only with --ci-width (in the spec or as a flag; "
+                         "else every point plays --games)")
     echo = None if as_json and quiet else (lambda m: typer.echo(m, err=True))
     from fbsim.experiments.run.cluster import open_client
 
@@ -518,6 +548,7 @@ def report_cmd(
 ):
     from fbsim.experiments.report.model import (
         check_inputs,
+        check_kept_parts,
         clear_resume,
         format_verdict,
         read_exploit_folder,
@@ -525,7 +556,7 @@ def report_cmd(
         read_rulebook_folder,
         report,
     )
-    from fbsim.experiments.report.page import write_report
+    from fbsim.experiments.report.page import check_output_page, write_report
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import check_output_file
 
@@ -535,6 +566,7 @@ def report_cmd(
         raise UsageError(f"--out {out}: expected an .html file")
     parent_exists((out, "--out"), (screenshot, "--screenshot"))
     check_output_file(out.with_suffix(".parquet"), "--out", ("balance report",))
+    check_output_page(out)  # (a user's own page there is not overwritten)
     if screenshot is not None and screenshot.suffix.lower() != ".png":
         raise UsageError(f"--screenshot {screenshot}: expected a .png file")
     if screenshot is not None:  # (the browser checked before any game or file)
@@ -552,6 +584,7 @@ def report_cmd(
     read_rulebook_folder(rulebook)  # (and a summary of another kind)
     read_exploit_folder(exploit)  # (and a damaged exploit result)
     keep = out.parent / f".{out.stem}.parts"
+    check_kept_parts(keep, [])  # (the folder of kept table sizes: before the lock)
     # one report into this page at a time (its lock file is beside the page)
     with output_lock(out.parent, f".{out.stem}.lock"):
         rep = report(rules_file, against, n, sizes, seed, set_ or [], against_set or [],
@@ -675,9 +708,9 @@ def exploit_cmd(
     oracle: Annotated[str, typer.Option(
         help="'planner' (the planner family's search) or 'search' (the searching seat: "
              "out of the family).")] = "planner",
-    rollouts: Annotated[int, typer.Option(
-        help="search: rollouts per candidate at each commitment (the audit also runs 4x).",
-        min=1, max=100_000)] = 64,
+    rollouts: Annotated[int | None, typer.Option(
+        help="search: rollouts per candidate at each commitment (the audit also runs 4x; "
+             "default 64).", min=1, max=100_000, show_default=False)] = None,
     seat_games: Annotated[str, typer.Option(
         help="search: seat-games per Agenda in which the searching seat holds it.")
                           ] = "3000",
@@ -701,15 +734,18 @@ def exploit_cmd(
 ):
     if oracle not in ("planner", "search"):
         raise UsageError(f"--oracle: 'planner' or 'search', got '{cut(oracle)}'")
+    if oracle == "planner" and rollouts is not None:
+        raise UsageError("--rollouts: only with --oracle search")
     if oracle == "search":
         if deviate != "seat":
             raise UsageError("--deviate: the searcher deviates alone ('seat')")
         if scheduler is not None:
             raise UsageError("--scheduler: the searcher's audit runs on this machine's cores")
-        from fbsim.experiments.search.searcher import Knobs
+        from fbsim.experiments.search.searcher import ROLLOUTS, Knobs
 
         _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_file, set_,
-                        Knobs(rollouts, step, masked, margin, beliefs),
+                        Knobs(ROLLOUTS if rollouts is None else rollouts, step, masked, margin,
+                              beliefs),
                         games_count(seat_games, "--seat-games"), workers)
         return
     from fbsim.experiments.run.cluster import open_client
@@ -779,7 +815,7 @@ def _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_fil
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import base_provenance, check_output_folder, now_iso
     from fbsim.experiments.search.equilibrium.fields import check_dealt
-    from fbsim.experiments.search.equilibrium.state import publish, write_text
+    from fbsim.experiments.search.equilibrium.state import publish, read_published, write_text
     from fbsim.experiments.search.searcher import format_gains, gains_summary, search_gains
     from fbsim.game import layout as L
     from fbsim.lineup import parse_lineup
@@ -799,6 +835,7 @@ def _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_fil
         plan.append((n, rules, lu, (field or "default lineup").replace("{players}", str(n))))
     folder_ok(out, "--out")
     check_output_folder(out, "--out", ("exploit",))
+    read_published(out / "search")  # (its table sizes kept, a damaged one refused first)
     started = now_iso()
     docs = {}
     with output_lock(out):
@@ -1005,6 +1042,7 @@ def equilibrium_cmd(
         DRAWS,
         Budget,
         TeamBudget,
+        check_folders,
         check_options,
         format_summary,
         run_equilibrium,
@@ -1056,6 +1094,7 @@ def equilibrium_cmd(
     if draw != "seat" and searcher_games:
         searcher_games = 0  # (the searcher deviates alone: the team game has no such audit)
     check_options(draw, budget, start_from, searcher_games)  # (before the lock)
+    check_folders(out, sizes)
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
                               rules=None if rules_file is None else str(rules_file), sets=sets,
@@ -1131,6 +1170,7 @@ def tune_cmd(
     from fbsim.experiments.run.provenance import check_output_folder, now_iso
     from fbsim.experiments.search.tune import (
         ROBUST_FIELDS,
+        check_outputs,
         check_tune_spec,
         format_tune,
         load_tune_spec,
@@ -1148,6 +1188,7 @@ def tune_cmd(
     check_tune_spec(spec)
     folder_ok(out, "--out")
     check_output_folder(out, "--out", ("tune",))
+    check_outputs(out)
     with output_lock(out):
         with open_client(scheduler, workers) as (client, _threads):
             res = tune(spec, out, client=client, progress=_progress(quiet or as_json),

@@ -4,22 +4,33 @@ value is a usage error naming the variable, not a traceback in the middle of a r
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from fbsim.errors import UsageError, file_named, shown
-from fbsim.kernel.settings import llvm_tuning_setting, shapes_setting, specialise_setting
+from fbsim.kernel.settings import (
+    checked_default,
+    llvm_tuning_setting,
+    shapes_setting,
+    specialise_setting,
+)
 
 MAX_EPOCH = 253_402_300_799  # 9999-12-31T23:59:59Z, the last second a timestamp can name
 MAX_THREADS = 4096
 # variables a blank value of which means unset, to fbsim and to the libraries that read them
 # after fbsim has started (numba's thread count when it is imported, numpy's f2py the epoch)
-BLANK_IS_UNSET = ("NUMBA_NUM_THREADS", "SOURCE_DATE_EPOCH")
+BLANK_IS_UNSET = ("NUMBA_NUM_THREADS", "SOURCE_DATE_EPOCH", "NUMBA_DISABLE_JIT",
+                  "NUMBA_THREADING_LAYER")
+# the threading layers numba knows (`numba.np.ufunc.parallel._launch_threads`, any case): a
+# library, or the behaviour wanted of one, or `default` (the first of tbb, omp, workqueue)
+THREADING_LAYERS = ("default", "safe", "forksafe", "threadsafe", "tbb", "omp", "workqueue")
 
 
 def check_environment() -> None:
-    """`FBSIM_SHAPES`, `FBSIM_SPECIALISE`, `FBSIM_LLVM_TUNING` (the kernel's settings),
-    `NUMBA_NUM_THREADS`, `SOURCE_DATE_EPOCH` (the time outputs' provenance records) and the
-    cache folder."""
+    """`FBSIM_CHECKED`, `FBSIM_SHAPES`, `FBSIM_SPECIALISE`, `FBSIM_LLVM_TUNING` (the
+    kernel's settings), `NUMBA_NUM_THREADS`, `NUMBA_DISABLE_JIT`, `NUMBA_THREADING_LAYER`,
+    `SOURCE_DATE_EPOCH` (the time outputs' provenance records) and the cache folder."""
+    checked_default()
     shapes_setting()
     specialise_setting()
     llvm_tuning_setting()
@@ -32,6 +43,17 @@ def check_environment() -> None:
         if not (t.isascii() and t.isdigit() and 1 <= int(t) <= MAX_THREADS):
             raise UsageError(f"NUMBA_NUM_THREADS={shown(threads)}: expected a whole number of "
                              f"threads from 1 to {MAX_THREADS}")
+    jit = os.environ.get("NUMBA_DISABLE_JIT")
+    if jit is not None:  # (numba reads it with int(), and warns with a traceback if it fails)
+        j = jit.strip()
+        if not re.fullmatch(r"[+-]?[0-9]+", j):
+            raise UsageError(f"NUMBA_DISABLE_JIT={shown(jit)}: expected an integer: 0 (compiled, "
+                             "the default) or 1 (run as plain Python)")
+    layer = os.environ.get("NUMBA_THREADING_LAYER")
+    if layer is not None and layer.lower() not in THREADING_LAYERS:
+        # (numba would fail at the first parallel run, after an output's lock was taken)
+        raise UsageError(f"NUMBA_THREADING_LAYER={shown(layer)}: expected one of "
+                         f"{', '.join(THREADING_LAYERS)}")
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch is not None and epoch.strip():
         e = epoch.strip()

@@ -133,3 +133,26 @@ def test_experiment_list_and_a_small_run(tmp_path):
     text = (d / "summary.md").read_text()
     assert "fbsim experiment first-player --games 500" in text
     assert "stagger = 0" in text and "| players | stagger |" in text
+
+
+@pytest.mark.parametrize("text", ["", "{not json", "[1, 2]"])
+def test_an_experiment_over_a_damaged_sweep_json_is_refused_not_replayed(capsys, tmp_path,
+                                                                         text):
+    """A damaged RESULTS/NAME/sweep.json is refused as `fbsim sweep` refuses it (one line, exit
+    2, nothing written), not taken for another spec's dataset and replayed over."""
+    from fbsim.cli import main
+
+    invoke("experiment", "first-player", "--games", "200", "--results", str(tmp_path), "-q")
+    d = tmp_path / "first-player"
+    (d / "sweep.json").write_text(text)
+    before = {p: p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+    code = main(["experiment", "first-player", "--games", "200", "--results", str(tmp_path),
+                 "-q"])
+    err = capsys.readouterr().err
+    if text == "[1, 2]":  # (valid JSON, not a sweep's: another dataset, replayed anew)
+        assert code == 0, err
+        return
+    lines = err.strip().splitlines()  # (after the experiment's heading)
+    assert code == 2 and lines[-1].startswith("fbsim: error: ") and "Traceback" not in err
+    assert f"{d / 'sweep.json'}: unreadable" in lines[-1] and "--force" in lines[-1], err
+    assert {p: p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()} == before

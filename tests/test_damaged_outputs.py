@@ -330,6 +330,52 @@ def test_a_damaged_kept_table_size_stops_the_report_before_any_game(tmp_path, mo
         assert str(part) in str(e.value) and "remove it" in str(e.value)
 
 
+def test_a_kept_table_size_whose_numbers_were_changed_is_refused_before_any_game(
+        tmp_path, monkeypatch):
+    """A kept part carries a checksum of its arrays: counts edited after it was saved (here
+    made negative) are named, not read into the page."""
+    import numpy as np
+
+    from fbsim.errors import UsageError
+    from fbsim.experiments.report import model as BR
+
+    keep = tmp_path / "parts"
+    BR.report(games=300, players=[3], exploit_dir=None, resume=keep)
+    (part,) = keep.glob("p3-*.npz")
+    z = dict(np.load(part))
+    z["s1"] = z["s1"] * 0 - 3
+    with open(part, "wb") as f:
+        np.savez(f, **z)
+    _no_games(monkeypatch)
+    with pytest.raises(UsageError, match="do not match its checksum") as e:
+        BR.report(games=300, players=[3], exploit_dir=None, resume=keep)
+    assert str(part) in str(e.value)
+
+
+@pytest.mark.parametrize("where", ["folder", "part"])
+def test_a_kept_place_of_the_wrong_kind_is_refused_before_any_game(tmp_path, monkeypatch,
+                                                                   where):
+    """The folder of kept table sizes a file, or a part's place a folder: one line naming
+    it, before any game and with no temporary left."""
+    from fbsim.errors import UsageError
+    from fbsim.experiments.report import model as BR
+
+    keep = tmp_path / "parts"
+    (n, new, old, lu), = BR.check_inputs(games=300, players=[3])
+    if where == "folder":
+        keep.write_text("x")
+        named = keep
+    else:
+        named = BR._part_path(keep, new, old, lu, 300, 0)
+        named.mkdir(parents=True)
+    before = _tree(tmp_path)
+    _no_games(monkeypatch)
+    with pytest.raises(UsageError, match="not a") as e:
+        BR.report(games=300, players=[3], exploit_dir=None, resume=keep)
+    assert str(e.value).startswith(f"{named}: not a")
+    assert _tree(tmp_path) == before
+
+
 # ------------------------------------------------------------------------------ the sweep
 
 SWEEP = ["sweep", "--vary", "masks=1,2", "--players", "3", "--games", "200", "-q"]
@@ -517,6 +563,21 @@ def test_a_generation_table_edited_after_it_was_written_is_refused(capsys, tmp_p
     assert _tree(out) == before
 
 
+def test_a_folder_in_the_place_of_the_tunes_answer_is_refused_before_anything_is_written(
+        capsys, tmp_path, monkeypatch, tune_dir):
+    base = tmp_path / "tune"
+    shutil.copytree(tune_dir, base)
+    out = base / "t"
+    (out / "best_rules.toml").unlink()
+    (out / "best_rules.toml").mkdir()
+    before = _tree(out)
+    _no_games(monkeypatch)
+    code, _, err = run(capsys, "tune", "--target", base / "spec.toml", "--out", out, "-q",
+                       "--json")
+    _refused(code, err, f"{out / 'best_rules.toml'}: not a file")
+    assert _tree(out) == before
+
+
 def test_the_tune_reads_its_losses_only_from_the_rows_of_its_points(tune_dir):
     from fbsim.errors import UsageError
     from fbsim.experiments.run.sweep import SweepResult, load
@@ -597,3 +658,26 @@ def test_interrupts_in_quick_succession_give_the_one_line_and_status_130(tmp_pat
     assert proc.returncode == 130, stderr
     assert stderr.splitlines() == ["fbsim: interrupted; run the same command again to resume"]
     assert stdout == ""
+
+
+# ------------------------------------------------------------------ the searcher's summary
+
+SEARCH = ["exploit", "--oracle", "search", "--agenda", "steward", "--players", "4",
+          "--seat-games", "10", "--rollouts", "1", "-q"]
+
+
+@pytest.mark.parametrize("text, says", [("{", "not readable JSON"),
+                                        ('{"players": {"3": NaN}}', "NaN is not a number")])
+def test_a_damaged_searcher_summary_is_refused_and_keeps_the_sizes_it_holds(
+        capsys, tmp_path, monkeypatch, text, says):
+    """OUT/search/summary.json, which each table size's gains are merged into, damaged: one
+    line naming it before any game, and nothing rewritten (no size lost to a fresh file)."""
+    out = tmp_path / "x"
+    (out / "search").mkdir(parents=True)
+    path = out / "search" / "summary.json"
+    path.write_text(text)
+    before = _tree(out)
+    _no_games(monkeypatch)
+    code, _, err = run(capsys, *SEARCH, "--out", out)
+    _refused(code, err, f"{path}: ", says, "run each table size it held again")
+    assert _tree(out) == before

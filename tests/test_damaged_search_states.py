@@ -177,6 +177,45 @@ def test_a_damaged_state_is_refused_before_the_search_resumes(capsys, tmp_path, 
     refused(capsys, out, path, key, "equilibrium", "--out", out, *TINY)
 
 
+SUMMARY_DAMAGES = {
+    "truncated": (lambda t: t[: len(t) // 2], "not readable JSON"),
+    "a NaN": (lambda t: t.replace('"games": ', '"games": NaN, "x": ', 1),
+              "NaN is not a number JSON allows"),
+    "a list": (lambda t: "[]", "expected a table with a table of table sizes"),
+    "a size of 9": (lambda t: t.replace('"3":', '"9":', 1), "players.9: expected a table"),
+}
+
+
+@pytest.mark.parametrize("how", SUMMARY_DAMAGES)
+def test_a_damaged_summary_is_refused_before_the_search_and_keeps_its_sizes(
+        capsys, tmp_path, solved, how):
+    """OUT/summary.json, which every finished table size is merged into, damaged: one line
+    naming it and the way out before any game; the sizes it holds are not replaced by a
+    fresh file."""
+    edit, says = SUMMARY_DAMAGES[how]
+    out = tmp_path / "eq"
+    shutil.copytree(solved, out)
+    path = out / "summary.json"
+    path.write_text(edit(path.read_text()))
+    before = files(out)
+    code, _, err = run(capsys, "equilibrium", "--out", out, *TINY)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"fbsim: error: {path}: ") and says in err, err
+    assert "run each table size it held again" in err, err
+    assert files(out) == before
+
+
+def test_a_file_in_a_table_sizes_place_is_refused_before_anything_is_written(
+        capsys, tmp_path):
+    out = tmp_path / "eq"
+    out.mkdir()
+    (out / "p3").write_text("x")
+    code, _, err = run(capsys, "equilibrium", "--out", out, *TINY)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{out / 'p3'}: not a folder" in err, err
+    assert sorted(p.name for p in out.iterdir()) == ["p3"]
+
+
 def test_the_tiny_search_resumes_as_it_was_undamaged(capsys, tmp_path, solved):
     """(The damages above are what is refused: the same folder undamaged resumes.)"""
     out = tmp_path / "eq"

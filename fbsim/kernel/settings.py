@@ -16,8 +16,13 @@ LLVM_TUNING_ENV = "FBSIM_LLVM_TUNING"  # "0": no LLVM tuning of fbsim's code (`k
 
 
 def checked_default() -> bool:
-    """FBSIM_CHECKED: whether runs use the checked build unless told."""
-    return os.environ.get(CHECKED_ENV, "") not in ("", "0")
+    """FBSIM_CHECKED: whether runs use the checked build unless told (1), or not (0, the
+    default; blank is unset); any other value is a usage error."""
+    checked = os.environ.get(CHECKED_ENV, "0").strip() or "0"
+    if checked not in ("0", "1"):
+        raise UsageError(f"{CHECKED_ENV}={shown(checked)}: expected 1 (every run plays the "
+                         "checked build) or 0 (the fast build unless --checked, the default)")
+    return checked == "1"
 
 
 def shapes_setting() -> str:

@@ -12,6 +12,7 @@ import shlex
 from functools import cache
 from pathlib import Path
 
+from fbsim.errors import UsageError
 from fbsim.experiments import catalog
 
 DEFAULT_GAMES = 1_000_000
@@ -74,9 +75,10 @@ def _stale(out: Path, spec) -> bool:
     if not meta.exists():
         return False
     try:
-        digest = json.loads(meta.read_text()).get("digest")
-    except (OSError, ValueError):
-        return True
+        doc = json.loads(meta.read_text())
+    except (OSError, ValueError):  # (as `fbsim sweep` refuses it: nothing replayed)
+        raise UsageError(f"{meta}: unreadable; remove {out} or pass --force") from None
+    digest = doc.get("digest") if isinstance(doc, dict) else None
     base, points = build_points(spec)
     return digest != spec.digest(rules_hash(base), [lineup_hash(p.lineup) for p in points])
 

@@ -142,6 +142,8 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
         remove_stale_temporaries(resume)  # table sizes a killed run was saving
     parts = [_part_path(resume, new, old, lu, games, seed) if resume is not None else None
              for _, new, old, lu in setups]
+    if resume is not None:
+        check_kept_parts(Path(resume), parts)
     kept = [p is not None and p.is_file() for p in parts]
     # every kept table size read back before any game (a damaged one refused first)
     tallies = [_load_part(part, new, lu, compare, games) if k else None
@@ -374,8 +376,40 @@ def _save_part(path: Path, tally: Tally) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.npz")
-    np.savez(tmp, **tally.arrays())
-    os.replace(tmp, path)
+    arrays = tally.arrays()
+    try:
+        np.savez(tmp, **arrays, checksum=_part_checksum(arrays))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _part_checksum(arrays: dict):
+    """The SHA-256 of a kept table size's arrays (names, types, shapes and values), kept
+    with them: a part whose numbers were changed after it was saved is refused."""
+    import hashlib
+
+    import numpy as np
+
+    h = hashlib.sha256()
+    for k in sorted(arrays):
+        a = np.ascontiguousarray(arrays[k])
+        h.update(repr((k, a.dtype.str, a.shape)).encode())
+        h.update(a.tobytes())
+    return np.frombuffer(h.digest(), dtype=np.uint8)
+
+
+def check_kept_parts(folder: Path, parts: list[Path | None]) -> None:
+    """The report's folder of kept table sizes, and each kept part's place in it, are a
+    folder and files (or absent): UsageError naming the one that is not, before any game."""
+    if (folder.exists() or folder.is_symlink()) and not folder.is_dir():
+        raise UsageError(f"{folder}: not a folder (the report keeps its finished table sizes "
+                         "in it until the page is written); remove it and run again")
+    for p in parts:
+        if p is not None and (p.exists() or p.is_symlink()) and not p.is_file():
+            raise UsageError(f"{p}: not a kept table size of the report (not a file); remove "
+                             "it: that table size is played again")
 
 
 def _load_part(path: Path, rules: Rules, lu: tuple[Lineup, Lineup | None],
@@ -391,6 +425,7 @@ def _load_part(path: Path, rules: Rules, lu: tuple[Lineup, Lineup | None],
     want = {k: np.shape(v) for k, v in tally.arrays().items()}
     if paired:  # (the old rules' Dial by round: made by the first block counted)
         want["old_dial_round_hist"] = want["dial_round_hist"]
+    want["checksum"] = (32,)
 
     def fail(message: str):
         raise UsageError(f"{path}: a kept table size of the report, damaged ({message}); "
@@ -408,6 +443,10 @@ def _load_part(path: Path, rules: Rules, lu: tuple[Lineup, Lineup | None],
                          f"{a.shape}")
             if int(z["games"]) != games:
                 fail(f"games: expected {games}, got {int(z['games'])}")
+            arrays = {k: z[k] for k in z.files if k != "checksum"}
+            if not np.array_equal(z["checksum"], _part_checksum(arrays)):
+                fail("its numbers were changed after it was saved: they do not match its "
+                     "checksum")
             return tally.load_arrays(z)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         fail(f"{type(e).__name__}: {cut(str(e))}")

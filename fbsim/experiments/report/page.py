@@ -25,6 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from fbsim.errors import UsageError  # noqa: E402
 from fbsim.experiments.metrics.definitions import DIAL_HIST_LO, SECTIONS  # noqa: E402
 from fbsim.experiments.metrics.stats import hist_quantile  # noqa: E402
 from fbsim.experiments.report.model import BalanceReport  # noqa: E402
@@ -464,11 +465,11 @@ def render(rep: BalanceReport) -> str:
         old = "the default rules" if old == "default" else old
         extra = f" with {', '.join(p['against_sets'])}" if p.get("against_sets") else ""
         old_field = p.get("old_field", field)
-        title = (f"Firebreak balance report: {name} against {old}{extra}, played by {field}"
-                 if old_field == field else f"Firebreak balance report: {name} played by "
+        title = (f"{TITLE}: {name} against {old}{extra}, played by {field}"
+                 if old_field == field else f"{TITLE}: {name} played by "
                  f"{field}, against {old}{extra} played by {old_field}")
     else:
-        title = f"Firebreak balance report: {name}, played by {field}"
+        title = f"{TITLE}: {name}, played by {field}"
     sets = f"; --set {' '.join(p['sets'])}" if p.get("sets") else ""
     hashes = ", ".join(f"{n}p {h}" for n, h in p["rules_hash"].items())
     meta = (f"{p['games']:,} games per table size ({', '.join(map(str, sizes))} players), "
@@ -479,9 +480,7 @@ def render(rep: BalanceReport) -> str:
     meta += (f". fbsim {p['fbsim_version']}, kernel version {p['kernel_version']}, rules "
              f"version {p['rules_version']}, revision {p.get('git_revision') or 'unknown'}, "
              f"{p['time']}.")
-    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-             f"<title>{_esc(title)}</title><style>{CSS}</style></head><body><main>",
+    parts = [f"{PAGE_HEAD}{_esc(title)}</title><style>{CSS}</style></head><body><main>",
              f"<h1>{_esc(title)}</h1><p class=\"meta\">{meta}</p>",
              "<h2>Verdict</h2><div class=\"verdict\"><ul>"
              + "".join(f"<li>{_esc(v)}</li>" for v in rep.verdict) + "</ul></div>"]
@@ -680,6 +679,28 @@ def write_html(rep: BalanceReport, path: str | Path, text: str | None = None) ->
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+# how every page `render` writes begins: a file at --out that does not is not fbsim's page
+PAGE_HEAD = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+             'content="width=device-width, initial-scale=1"><title>')
+TITLE = "Firebreak balance report"  # (every page's title begins so)
+
+
+def check_output_page(path: Path, flag: str = "--out") -> None:
+    """A page already at `path` must be one fbsim wrote (it begins as `render`'s do): a
+    user's own file there is refused (UsageError), not overwritten."""
+    if not (path.exists() or path.is_symlink()) or path.is_dir():
+        return  # (a folder there is the option parser's to refuse)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len((PAGE_HEAD + TITLE).encode()))
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: unreadable ({e.strerror or e}); remove it or write "
+                         "elsewhere") from None
+    if head != (PAGE_HEAD + TITLE).encode():
+        raise UsageError(f"{flag} {path}: exists and is not a balance report page that fbsim "
+                         "wrote; remove it or write elsewhere")
 
 
 def write_report(rep: BalanceReport, path: str | Path) -> list[Path]:

@@ -28,6 +28,26 @@ from fbsim.experiments.run.spec import Point, SweepSpec
 # a scheduler on one of these is this machine's own (a local cluster listens on the first)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
+
+def check_scheduler(scheduler: str) -> str:
+    """A scheduler's address as Dask reads it (SCHEME://HOST:PORT, tcp:// if left out), or a
+    usage error naming --scheduler: a malformed one is refused before any file is written,
+    not a traceback from Dask when the client connects."""
+    from distributed.comm.addressing import get_address_host_port
+
+    from fbsim.errors import UsageError, cut
+
+    try:
+        _host, port = get_address_host_port(scheduler)
+        if not 1 <= port <= 65535:
+            raise ValueError(f"port {port} is not 1 to 65535")
+    except (ValueError, TypeError) as e:
+        raise UsageError(f"--scheduler {cut(scheduler) or repr(scheduler)}: not a scheduler's "
+                         f"address ({cut(str(e), 200)}); expected tcp://HOST:PORT, e.g. "
+                         "tcp://10.0.0.5:8786") from None
+    return scheduler
+
+
 @contextmanager
 def open_client(scheduler: str | None = None, workers: int | None = None):
     """(client, kernel threads per task): a client of the cluster at `scheduler`, or of a new
@@ -41,6 +61,7 @@ def open_client(scheduler: str | None = None, workers: int | None = None):
         raise UsageError("--scheduler and --workers: give one (--workers starts a local "
                          "cluster)")
     if scheduler:
+        check_scheduler(scheduler)
         host = urlsplit(scheduler if "://" in scheduler else f"tcp://{scheduler}").hostname
         if host not in LOCAL_HOSTS:
             print(f"fbsim: warning: --scheduler {scheduler} is not on this machine: Dask's "

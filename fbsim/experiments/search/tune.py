@@ -288,10 +288,25 @@ def check_tune_spec(spec: TuneSpec) -> list:
     return dims
 
 
+# what the search writes into OUT when it ends (`write_tune`), in this order
+OUTPUTS = ("candidates.parquet", "search.parquet", "all_candidates.parquet", "best_rules.toml")
+
+
+def check_outputs(out: Path) -> None:
+    """Each file the search ends by writing is a file or absent (not a folder in its place):
+    UsageError naming it, before any game (and so before any of them is written)."""
+    for name in OUTPUTS:
+        p = out / name
+        if (p.exists() or p.is_symlink()) and not p.is_file():
+            raise UsageError(f"{p}: not a file (the search writes its answer there); remove "
+                             "it and run the same command again")
+
+
 def tune(spec: TuneSpec, out: str | Path = "out/tune", client=None, progress=None,
          echo=None, force: bool = False) -> TuneResult:
     out = Path(out)
     dims = check_tune_spec(spec)
+    check_outputs(out)
 
     def score(cands, gen):
         res = run_sweep(_sweep_spec(spec, cands, spec.games, spec.seed + gen),
@@ -385,8 +400,7 @@ def write_tune(result: TuneResult, spec: TuneSpec, out: str | Path, started: str
             "search_seeds": [spec.seed + g for g in range(spec.generations)],
             "confirm_seed": spec.seed + CONFIRM_SEED_OFFSET,
             "fresh_seed": spec.seed + FRESH_SEED_OFFSET}
-    paths = [out / "candidates.parquet", out / "search.parquet", out / "all_candidates.parquet",
-             out / "best_rules.toml"]
+    paths = [out / name for name in OUTPUTS]
     write_table(result.ranked, paths[0], {**prov, "table": "confirmed candidates"})
     write_table(result.curve, paths[1], {**prov, "table": "search curve"})
     write_table(result.candidates, paths[2], {**prov, "table": "every candidate"})

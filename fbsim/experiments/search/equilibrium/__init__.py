@@ -23,7 +23,7 @@ from pathlib import Path
 from fbsim.errors import UsageError
 from fbsim.experiments.search.equilibrium import summary as seat_summary
 from fbsim.experiments.search.equilibrium import team
-from fbsim.experiments.search.equilibrium.state import publish
+from fbsim.experiments.search.equilibrium.state import publish, read_published
 from fbsim.experiments.search.equilibrium.trainer import Budget, SeatSearch
 
 DRAWS = ("seat", "agenda")
@@ -43,6 +43,7 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
     Agenda, 0: none): the field's audit by the searcher too (`searcher_audit`), whose gains
     go beside the planner family's and count in `converged`."""
     check_options(draw, budget, start_from, searcher_games)
+    check_folders(out, players)
     if draw == "agenda":
         return team.run_equilibrium(players, out, seed, budget, rules, sets, client, progress,
                                     echo, force)
@@ -85,6 +86,18 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
         doc = publish(out, n, result)
         seat_summary.write_summary_md(out, doc)
     return doc
+
+
+def check_folders(out: str | Path, players: list[int]) -> None:
+    """Each table size's search folder (OUT/pN, where its state.json is kept) a folder or
+    absent, and OUT/summary.json, which each finished size is merged into, readable
+    (`read_published`): UsageError naming the one that is not, before any game or file."""
+    read_published(out)
+    for n in players:
+        d = Path(out) / f"p{n}"
+        if (d.exists() or d.is_symlink()) and not d.is_dir():
+            raise UsageError(f"{d}: not a folder (the {n}-player search keeps its state.json "
+                             "in it); remove it, or write elsewhere with --out")
 
 
 def check_options(draw: str, budget: Budget | TeamBudget | None = None,
@@ -191,4 +204,5 @@ def format_summary(players: int, s: dict) -> str:
     return team.format_summary(players, s)
 
 
-__all__ = ["Budget", "TeamBudget", "check_options", "format_summary", "run_equilibrium"]
+__all__ = ["Budget", "TeamBudget", "check_folders", "check_options", "format_summary",
+           "run_equilibrium"]

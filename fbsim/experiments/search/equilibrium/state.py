@@ -448,16 +448,44 @@ def _audit(d: dict) -> Audit:
     return Audit(**{**d, "seat": responses(d["seat"]), "team": responses(d["team"])})
 
 
+PUBLISHED_WAY_OUT = ("restore it, or remove it and run each table size it held again (a "
+                     "finished search is read back from its state, not played again)")
+
+
+def read_published(out: str | Path) -> dict:
+    """OUT/summary.json as `publish` merges into it ({"players": {}} when there is none):
+    strict JSON (no NaN), a table of table sizes "3" to "6", each a table. A damaged one is a
+    UsageError naming it and the way out, read before any game (`check_published`) so that
+    the sizes it holds are never lost to a silent rewrite."""
+    path = Path(out) / "summary.json"
+    if not path.exists() and not path.is_symlink():
+        return {"players": {}}
+
+    def refuse(message: str) -> NoReturn:
+        raise UsageError(f"{path}: {message}; {PUBLISHED_WAY_OUT}")
+
+    def constant(name: str):
+        refuse(f"{name} is not a number JSON allows")
+
+    try:
+        doc = json.loads(path.read_text(), parse_constant=constant)
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        refuse(f"not readable JSON ({type(e).__name__}: {cut(str(e))})")
+    if not isinstance(doc, dict) or not isinstance(doc.get("players"), dict):
+        refuse(f"expected a table with a table of table sizes under \"players\", got "
+               f"{shown(doc)}")
+    for n, x in doc["players"].items():
+        if n not in {str(k) for k in range(3, 7)} or not isinstance(x, dict):
+            refuse(f"players.{n}: expected a table size 3 to 6 holding a table, got "
+                   f"{shown(x)}")
+    return doc
+
+
 def publish(out: Path, players: int, summary: dict) -> dict:
     """OUT/summary.json with this table size's summary, merged with the sizes already there
     (written whole, then moved into place); returns the document."""
+    doc = read_published(out)
     path = Path(out) / "summary.json"
-    doc = {"players": {}}
-    if path.exists():
-        try:
-            doc = json.loads(path.read_text())
-        except ValueError:
-            doc = {"players": {}}
     doc["players"][str(players)] = summary
     doc["players"] = dict(sorted(doc["players"].items()))
     write_json(path, doc)
