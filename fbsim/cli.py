@@ -450,9 +450,10 @@ def sweep_cmd(
         spec_file, vary=vary or [], players=players, games=games, seed=seed, lineup=lineup,
         seats=seat or [], rules=rules_file, sets=set_ or [], baseline=baseline or [],
         ci_width=ci_width, min_games=min_games, max_games=max_games)
-    if min_games is not None and spec.ci_width is None:
-        raise UsageError("--min-games: only with --ci-width (in the spec or as a flag; "
-                         "else every point plays --games)")
+    for flag, given in (("--min-games", min_games), ("--max-games", max_games)):
+        if given is not None and spec.ci_width is None:
+            raise UsageError(f"{flag}: only with --ci-width (in the spec or as a flag; "
+                             "else every point plays --games)")
     echo = None if as_json and quiet else (lambda m: typer.echo(m, err=True))
     from fbsim.experiments.run.cluster import open_client
 

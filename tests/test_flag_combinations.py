@@ -230,6 +230,19 @@ def _fake_sweep(monkeypatch):
     monkeypatch.setattr(sweep, "run_sweep", fake)
 
 
+def test_sweep_max_games_only_with_ci_width(capsys, tmp_path, monkeypatch):
+    _fake_sweep(monkeypatch)
+    out = tmp_path / "o"
+    base = ["sweep", "--vary", "masks=1,2", "--players", "4", "-q", "--out", str(out)]
+    code, stdout, err = run(capsys, *base, "--games", "200", "--max-games", "1000")
+    assert code == 2 and stdout == ""
+    one_error(err, "--max-games: only with --ci-width")
+    assert not out.exists()
+    with pytest.raises(Ran) as ran:
+        main([*base, "--ci-width", "0.1", "--max-games", "1000"])
+    assert ran.value.args[0].max_games == 1000
+
+
 def test_sweep_min_games_only_with_ci_width(capsys, tmp_path, monkeypatch):
     _fake_sweep(monkeypatch)
     out = tmp_path / "o"
