@@ -229,8 +229,7 @@ class Lineup:
         from fbsim.policies import registry
 
         def params(e: Entry) -> list[list]:
-            quiet = {p.name: p.default for p in registry()[e.bot].params if p.quiet}
-            return [list(p) for p in e.params if p[0] not in quiet or p[1] != quiet[p[0]]]
+            return [[k, v] for k, v in heard(e.bot, dict(e.params)).items()]
 
         doc = {"version": LINEUP_VERSION,
                "agendas": {a: [e.bot, params(e)] for a, e in self.by_agenda.items()},
@@ -597,3 +596,13 @@ def merge_bot_params(*tables: Mapping[str, Mapping[str, float]]) -> dict[str, di
         for bot, params in t.items():
             out.setdefault(bot, {}).update(params)
     return out
+
+
+def heard(bot: str, params: dict) -> dict:
+    """`params` of `bot` without its `quiet` parameters at their defaults
+    (`fbsim.policies.Param`: the planner's table cells that play the plan, say): what a
+    lineup's hash and a summary's list of parameters show."""
+    from fbsim.policies import registry
+
+    quiet = {p.name: p.default for p in registry()[bot].params if p.quiet}
+    return {k: v for k, v in params.items() if k not in quiet or v != quiet[k]}
