@@ -226,7 +226,6 @@ class Lineup:
     def canonical(self) -> str:
         """Every entry's bot and parameters, but a `quiet` parameter at its default
         (`fbsim.policies.Param`): one declared later changes no earlier lineup's hash."""
-        from fbsim.policies import registry
 
         def params(e: Entry) -> list[list]:
             return [[k, v] for k, v in heard(e.bot, dict(e.params)).items()]
