@@ -680,6 +680,7 @@ def experiment_cmd(
              "Agenda at --rollouts and 4x --rollouts, paired on the field's own games, goes "
              "to OUT/search/summary.json and summary.md.")
 def exploit_cmd(
+    ctx: typer.Context,
     agenda: Annotated[str | None, typer.Option(
         help="steward, opportunist or accelerationist.")] = None,
     players: Annotated[str | None, typer.Option(
@@ -735,8 +736,13 @@ def exploit_cmd(
 ):
     if oracle not in ("planner", "search"):
         raise UsageError(f"--oracle: 'planner' or 'search', got '{cut(oracle)}'")
-    if oracle == "planner" and rollouts is not None:
-        raise UsageError("--rollouts: only with --oracle search")
+    if oracle == "planner":  # (the searcher's knobs, given without it)
+        for name in ("rollouts", "seat_games", "margin", "step", "masked", "beliefs"):
+            source = ctx.get_parameter_source(name)
+            if source is not None and source.name == "COMMANDLINE":
+                flag = next("/".join(p.opts + p.secondary_opts) for p in ctx.command.params
+                            if p.name == name)
+                raise UsageError(f"{flag}: only with --oracle search")
     if oracle == "search":
         if deviate != "seat":
             raise UsageError("--deviate: the searcher deviates alone ('seat')")

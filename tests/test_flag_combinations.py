@@ -297,6 +297,30 @@ def test_exploit_rollouts_only_with_the_search_oracle(capsys, tmp_path, monkeypa
         assert ran.value.args == (rollouts,)
 
 
+@pytest.mark.parametrize("given, named", [
+    (["--seat-games", "10"], "--seat-games"), (["--margin", "1"], "--margin"),
+    (["--step", "1"], "--step"), (["--masked"], "--masked"),
+    (["--no-beliefs"], "--beliefs/--no-beliefs"), (["--beliefs"], "--beliefs/--no-beliefs")])
+def test_exploit_searcher_knobs_only_with_the_search_oracle(capsys, tmp_path, monkeypatch,
+                                                            given, named):
+    """Every knob of the searcher (its help says "search:") given to the planner oracle is
+    refused, not silently dropped; with --oracle search it reaches the searcher."""
+    out = tmp_path / "o"
+    code, stdout, err = run(capsys, *EXPLOIT, *given, "--out", out)
+    assert code == 2 and stdout == ""
+    one_error(err, f"{named}: only with --oracle search")
+    assert not out.exists()
+
+    import fbsim.cli as cli
+
+    def fake_search(*args):
+        raise Ran(args[9], args[10])
+
+    monkeypatch.setattr(cli, "_exploit_search", fake_search)
+    with pytest.raises(Ran):
+        main([*EXPLOIT, "--oracle", "search", "--out", str(out), *given])
+
+
 def test_bench_json_and_markdown_are_one_or_the_other(capsys, monkeypatch):
     import fbsim.bench as bench
 
