@@ -1288,6 +1288,25 @@ def _say(message: str) -> None:
     print("fbsim: " + cut(" ".join(str(message).split()), SAY_WIDTH), file=sys.stderr)
 
 
+def os_error_line(e: OSError) -> str:
+    """What an OSError says in one line, naming the path and, where the error alone does not
+    say it, what is wrong there and the way out."""
+    import errno
+
+    path = e.filename
+    where = f"{path}: " if path is not None else "cannot read or write: "
+    if e.errno == errno.EEXIST and path is not None:
+        return (f"{path}: a file is in the place of a folder that fbsim writes into; remove "
+                "it, or write elsewhere")
+    if e.errno == errno.EISDIR and path is not None:
+        return (f"{path}: a folder is in the place of a file that fbsim writes; remove it, "
+                "or write elsewhere")
+    if e.errno == errno.ENOTDIR and path is not None:
+        return (f"{path}: a file is in the place of one of its folders; remove it, or write "
+                "elsewhere")
+    return f"{where}{e.strerror or e}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: errors become one line on stderr and an exit code (2 for bad input, 130
     for Ctrl-C), never a traceback."""
@@ -1309,8 +1328,7 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"error: {fmt() if callable(fmt) else e}")
         return 2
     except OSError as e:  # a file or folder that cannot be read or written
-        where = f"{e.filename}: " if e.filename is not None else "cannot read or write: "
-        _say(f"error: {where}{e.strerror or e}")
+        _say(f"error: {os_error_line(e)}")
         return 2
     except (OverflowError, MemoryError) as e:
         _say(f"error: a number too large: {e}")

@@ -681,3 +681,50 @@ def test_a_damaged_searcher_summary_is_refused_and_keeps_the_sizes_it_holds(
     code, _, err = run(capsys, *SEARCH, "--out", out)
     _refused(code, err, f"{path}: ", says, "run each table size it held again")
     assert _tree(out) == before
+
+
+# -------------------------------------------------------------- what a command writes over
+
+def test_a_folder_in_a_tables_place_names_the_table_and_leaves_no_temporary(
+        capsys, tmp_path, sweep_dir):
+    out = tmp_path / "s"
+    shutil.copytree(sweep_dir, out)
+    (out / "win_rates.parquet").unlink()
+    (out / "win_rates.parquet").mkdir()
+    shutil.rmtree(out / "points" / "0001")  # (a point to play again: the tables are written)
+    code, _, err = run(capsys, *SWEEP, "--out", out)
+    line = err.strip().splitlines()[-1]
+    assert code == 2 and "Traceback" not in err, err
+    assert line == (f"fbsim: error: {out / 'win_rates.parquet'}: a folder is in the place of "
+                    "a file that fbsim writes; remove it, or write elsewhere"), err
+    assert not [p for p in out.iterdir() if ".tmp" in p.name]
+
+
+def test_a_link_in_the_locks_place_is_refused_and_never_followed(capsys, tmp_path):
+    out = tmp_path / "s"
+    out.mkdir()
+    target = tmp_path / "elsewhere" / "x"
+    (out / ".fbsim.lock").symlink_to(target)
+    code, _, err = run(capsys, *SWEEP, "--out", out)
+    _refused(code, err, f"{out / '.fbsim.lock'}: not fbsim's lock file")
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_killed_writer_not_yet_reaped_counts_as_gone(tmp_path):
+    """A temporary named after a process that was killed but is still a zombie (its parent
+    has not waited for it yet) is stale: the next run removes it."""
+    from fbsim.experiments.run.lock import remove_stale_temporaries
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    for _ in range(200):  # (until it has exited; it is not waited for, so it stays a zombie)
+        with open(f"/proc/{child.pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.05)
+    stale = tmp_path / f".r.parquet.tmp{child.pid}"
+    stale.write_bytes(b"x")
+    mine = tmp_path / f".r.parquet.tmp{os.getpid()}"
+    mine.write_bytes(b"x")
+    assert remove_stale_temporaries(tmp_path) == [stale]
+    assert mine.exists()
+    child.wait()

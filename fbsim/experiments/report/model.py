@@ -374,12 +374,14 @@ def _save_part(path: Path, tally: Tally) -> None:
 
     import numpy as np
 
+    from fbsim.experiments.run.lock import move_into_place
+
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.npz")
     arrays = tally.arrays()
     try:
         np.savez(tmp, **arrays, checksum=_part_checksum(arrays))
-        os.replace(tmp, path)
+        move_into_place(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -30,6 +30,7 @@ from fbsim.experiments.metrics.definitions import DIAL_HIST_LO, SECTIONS  # noqa
 from fbsim.experiments.metrics.stats import hist_quantile  # noqa: E402
 from fbsim.experiments.report.model import BalanceReport  # noqa: E402
 from fbsim.experiments.report.plots import COLOURS  # noqa: E402
+from fbsim.experiments.run.lock import move_into_place  # noqa: E402
 from fbsim.game import layout as L  # noqa: E402
 
 BAND_COLOURS = {"warming": "#8ecae6", "severe": "#ffb703", "extreme": "#fb8500",
@@ -677,7 +678,7 @@ def write_html(rep: BalanceReport, path: str | Path, text: str | None = None) ->
     text = render(rep) if text is None else text
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    move_into_place(tmp, path)
     return path
 
 
@@ -724,8 +725,8 @@ def write_report(rep: BalanceReport, path: str | Path) -> list[Path]:
         page_tmp.write_text(text, encoding="utf-8")
         table_tmp = write_table_beside(rep.metrics, table,
                                        {**rep.provenance, "table": "balance metrics"})
-        os.replace(table_tmp, table)
-        os.replace(page_tmp, path)
+        move_into_place(table_tmp, table)
+        move_into_place(page_tmp, path)
     finally:
         for tmp in (page_tmp, table_tmp):
             if tmp is not None:

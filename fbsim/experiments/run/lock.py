@@ -26,6 +26,10 @@ def output_lock(folder: str | Path, name: str = LOCK_NAME) -> Iterator[Path]:
     `UsageError` at once when another run holds it."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    if (folder / name).is_symlink() or ((folder / name).exists()
+                                        and not (folder / name).is_file()):
+        raise UsageError(f"{folder / name}: not fbsim's lock file (a link or a folder: the "
+                         "lock is never followed elsewhere); remove it and run again")
     path = (folder / name).resolve()
     lock = _LOCKS.get(str(path))
     if lock is None:
@@ -68,4 +72,22 @@ def _alive(pid: int) -> bool:
         return False
     except (PermissionError, OverflowError, OSError):
         return True  # (another user's process, or not a pid we can ask about: keep it)
-    return True
+    try:  # (a killed writer not yet reaped by its parent is a zombie: gone, all the same)
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def move_into_place(tmp: Path, path: Path) -> None:
+    """Rename the finished temporary `tmp` onto `path` (atomic: the same folder). If that
+    fails (a folder in the file's place, a full disk) the temporary is removed and the
+    OSError names `path`, not the temporary."""
+    import os
+
+    try:
+        os.replace(tmp, path)
+    except OSError as e:
+        if Path(tmp).is_file() or Path(tmp).is_symlink():
+            Path(tmp).unlink(missing_ok=True)
+        raise OSError(e.errno, e.strerror or str(e), str(path)) from None

@@ -76,7 +76,9 @@ def base_provenance(time: str) -> dict:
 
 def write_table(df: pd.DataFrame, path: Path, provenance: dict) -> None:
     """Write `df` to `path` atomically (a temporary file, then a rename)."""
-    os.replace(write_table_beside(df, path, provenance), path)
+    from fbsim.experiments.run.lock import move_into_place
+
+    move_into_place(write_table_beside(df, path, provenance), path)
 
 
 def write_table_beside(df: pd.DataFrame, path: Path, provenance: dict) -> Path:

@@ -196,10 +196,11 @@ class RecordsWriter:
         self.w.write_table(table.replace_schema_metadata(self.schema.metadata))
 
     def close(self) -> None:
-        import os
+
+        from fbsim.experiments.run.lock import move_into_place
 
         self.w.close()
-        os.replace(self.tmp, self.path)
+        move_into_place(self.tmp, self.path)
 
     def abort(self) -> None:
         self.w.close()

@@ -40,7 +40,7 @@ from fbsim.experiments.metrics.tables import (
     sweep_tables,
     upgrade_point_tables,
 )
-from fbsim.experiments.run.lock import LOCK_NAME, output_lock
+from fbsim.experiments.run.lock import LOCK_NAME, move_into_place, output_lock
 from fbsim.experiments.run.provenance import base_provenance, now_iso, read_table, write_table
 from fbsim.experiments.run.runner import NoProgress, Progress
 from fbsim.experiments.run.spec import Point, SweepSpec, build_points, describe, field_of
@@ -116,7 +116,7 @@ def _write_meta(meta: Path, doc: dict) -> None:
     tmp = meta.with_name(".sweep.json.tmp")
     try:
         tmp.write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n")
-        os.replace(tmp, meta)
+        move_into_place(tmp, meta)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
