@@ -31,7 +31,9 @@ def _source_digest() -> str:
 
 
 if not os.environ.get("NUMBA_CACHE_DIR"):
-    _base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    # (the XDG base directory spec: a blank or relative XDG_CACHE_HOME is invalid, ignored)
+    _xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    _base = Path(_xdg) if _xdg and Path(_xdg).is_absolute() else Path.home() / ".cache"
     # code compiled without the LLVM tuning (FBSIM_LLVM_TUNING=0, `fbsim.kernel.llvm`) is
     # cached apart: numba's cache does not know how its code was optimised
     _untuned = "-untuned" if os.environ.get("FBSIM_LLVM_TUNING", "").strip() == "0" else ""

@@ -20,7 +20,12 @@ MAX_THREADS = 4096
 # variables a blank value of which means unset, to fbsim and to the libraries that read them
 # after fbsim has started (numba's thread count when it is imported, numpy's f2py the epoch)
 BLANK_IS_UNSET = ("NUMBA_NUM_THREADS", "SOURCE_DATE_EPOCH", "NUMBA_DISABLE_JIT",
-                  "NUMBA_THREADING_LAYER")
+                  "NUMBA_THREADING_LAYER", "NUMBA_OPT", "NUMBA_BOUNDSCHECK", "MPLBACKEND")
+# numba's switches that it reads with int() (and warns with a traceback if that fails): what
+# each may be
+NUMBA_SWITCHES = {"NUMBA_DISABLE_JIT": "0 (compiled, the default) or 1 (run as plain Python)",
+                  "NUMBA_BOUNDSCHECK": "0 (no bounds checks) or 1 (check every index)"}
+NUMBA_OPT_LEVELS = ("0", "1", "2", "3", "max")
 # the threading layers numba knows (`numba.np.ufunc.parallel._launch_threads`, any case): a
 # library, or the behaviour wanted of one, or `default` (the first of tbb, omp, workqueue)
 THREADING_LAYERS = ("default", "safe", "forksafe", "threadsafe", "tbb", "omp", "workqueue")
@@ -28,7 +33,8 @@ THREADING_LAYERS = ("default", "safe", "forksafe", "threadsafe", "tbb", "omp", "
 
 def check_environment() -> None:
     """`FBSIM_CHECKED`, `FBSIM_SHAPES`, `FBSIM_SPECIALISE`, `FBSIM_LLVM_TUNING` (the
-    kernel's settings), `NUMBA_NUM_THREADS`, `NUMBA_DISABLE_JIT`, `NUMBA_THREADING_LAYER`,
+    kernel's settings), `NUMBA_NUM_THREADS`, `NUMBA_DISABLE_JIT`, `NUMBA_BOUNDSCHECK`,
+    `NUMBA_OPT`, `NUMBA_THREADING_LAYER`, `MPLBACKEND`,
     `SOURCE_DATE_EPOCH` (the time outputs' provenance records) and the cache folder."""
     checked_default()
     shapes_setting()
@@ -43,12 +49,23 @@ def check_environment() -> None:
         if not (t.isascii() and t.isdigit() and 1 <= int(t) <= MAX_THREADS):
             raise UsageError(f"NUMBA_NUM_THREADS={shown(threads)}: expected a whole number of "
                              f"threads from 1 to {MAX_THREADS}")
-    jit = os.environ.get("NUMBA_DISABLE_JIT")
-    if jit is not None:  # (numba reads it with int(), and warns with a traceback if it fails)
-        j = jit.strip()
-        if not re.fullmatch(r"[+-]?[0-9]+", j):
-            raise UsageError(f"NUMBA_DISABLE_JIT={shown(jit)}: expected an integer: 0 (compiled, "
-                             "the default) or 1 (run as plain Python)")
+    for name, what in NUMBA_SWITCHES.items():
+        given = os.environ.get(name)
+        if given is not None and not re.fullmatch(r"[+-]?[0-9]+", given.strip()):
+            raise UsageError(f"{name}={shown(given)}: expected an integer: {what}")
+    opt = os.environ.get("NUMBA_OPT")
+    if opt is not None and opt.strip().lower() not in NUMBA_OPT_LEVELS:
+        raise UsageError(f"NUMBA_OPT={shown(opt)}: expected an optimisation level: "
+                         f"{', '.join(NUMBA_OPT_LEVELS)}")
+    backend = os.environ.get("MPLBACKEND")
+    if backend is not None:  # (the figures are drawn with Agg; a name matplotlib does not
+        try:  # know stops it at its first import, which reads the variable)
+            from matplotlib import rcsetup
+
+            rcsetup.validate_backend(backend)
+        except ValueError:
+            raise UsageError(f"MPLBACKEND={shown(backend)}: not a matplotlib backend (e.g. "
+                             "agg); leave it unset") from None
     layer = os.environ.get("NUMBA_THREADING_LAYER")
     if layer is not None and layer.lower() not in THREADING_LAYERS:
         # (numba would fail at the first parallel run, after an output's lock was taken)

@@ -113,6 +113,9 @@ def _simulate(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     ("NUMBA_THREADING_LAYER", "nosuch", "expected one of default, safe, forksafe, threadsafe, "
                                         "tbb, omp, workqueue"),
     ("NUMBA_DISABLE_JIT", "xyz", "expected an integer: 0 (compiled, the default) or 1"),
+    ("NUMBA_OPT", "high", "expected an optimisation level: 0, 1, 2, 3, max"),
+    ("NUMBA_BOUNDSCHECK", "maybe", "expected an integer: 0 (no bounds checks) or 1"),
+    ("MPLBACKEND", "nosuch", "not a matplotlib backend"),
 ])
 def test_a_bad_numba_variable_is_one_line_and_leaves_no_lock(tmp_path, name, value, expected):
     p = _simulate(tmp_path, **{name: value})
@@ -152,7 +155,29 @@ def test_numba_disable_jit_refuses_anything_else(value):
         _checked({"NUMBA_DISABLE_JIT": value})
 
 
-@pytest.mark.parametrize("name", ["NUMBA_DISABLE_JIT", "NUMBA_THREADING_LAYER"])
+@pytest.mark.parametrize("name, value", [("NUMBA_OPT", "3"), ("NUMBA_OPT", "MAX"),
+                                         ("NUMBA_BOUNDSCHECK", "1"), ("MPLBACKEND", "agg"),
+                                         ("MPLBACKEND", "Agg")])
+def test_the_values_numba_and_matplotlib_know_are_accepted(name, value):
+    _checked({name: value})
+
+
+@pytest.mark.parametrize("value", ["", "rel/dir"])
+def test_a_blank_or_relative_xdg_cache_home_is_ignored_as_the_spec_says(tmp_path, value):
+    """(the XDG base directory spec: such a value is invalid; the cache goes to ~/.cache, and
+    nothing is made in the folder the command runs in)"""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    p = subprocess.run([sys.executable, "-P", "-c", "import fbsim, os; "
+                        "print(os.environ['NUMBA_CACHE_DIR'])"],
+                       env={**env, "XDG_CACHE_HOME": value}, cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(str(Path.home() / ".cache" / "fbsim")), p.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["NUMBA_DISABLE_JIT", "NUMBA_THREADING_LAYER", "NUMBA_OPT",
+                                  "NUMBA_BOUNDSCHECK", "MPLBACKEND"])
 @pytest.mark.parametrize("blank", ["", "  "])
 def test_a_blank_numba_variable_is_unset(name, blank):
     """(numba would warn with a traceback on a blank NUMBA_DISABLE_JIT, and fail on a blank
