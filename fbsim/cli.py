@@ -49,6 +49,23 @@ SetOpt = Annotated[list[str] | None, typer.Option(
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
 
+def given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option `name` was given on the command line (not left at its default)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
+def refuse_given(ctx: typer.Context, names: tuple[str, ...], why: str) -> None:
+    """UsageError naming the first of the options `names` given on the command line, `why`
+    saying what it needs ("only with --oracle search", say): a flag that would do nothing
+    in this combination is refused, not silently dropped."""
+    for name in names:
+        if given(ctx, name):
+            flag = next("/".join(p.opts + p.secondary_opts) for p in ctx.command.params
+                        if p.name == name)
+            raise UsageError(f"{flag}: {why}")
+
+
 def _scheduler_address(value: str | None) -> str | None:
     """--scheduler: a malformed address refused as the flags are read, before the command
     writes anything (a lock, a folder)."""
@@ -266,6 +283,9 @@ def bench_cmd(
 ):
     if as_json and markdown:
         raise UsageError("--json and --markdown: give one (both print the figures)")
+    if given(ctx, "decisions"):
+        refuse_given(ctx, ("workers", "scheduler"), "not with --decisions (each is a "
+                     "measurement of its own: give one)")
     import numba
 
     from fbsim.bench import (
@@ -401,6 +421,7 @@ def simulate_cmd(
              "saved at once: rerun the same command after an interruption to resume. With "
              "no spec and no --vary: baseline_offset -2..2 at 3 to 6 players.")
 def sweep_cmd(
+    ctx: typer.Context,
     spec_file: Annotated[Path | None, typer.Argument(
         help="Sweep spec (TOML); flags given as well override it.", dir_okay=False,
         show_default=False)] = None,
@@ -450,10 +471,15 @@ def sweep_cmd(
         spec_file, vary=vary or [], players=players, games=games, seed=seed, lineup=lineup,
         seats=seat or [], rules=rules_file, sets=set_ or [], baseline=baseline or [],
         ci_width=ci_width, min_games=min_games, max_games=max_games)
-    for flag, given in (("--min-games", min_games), ("--max-games", max_games)):
-        if given is not None and spec.ci_width is None:
+    for flag, value in (("--min-games", min_games), ("--max-games", max_games)):
+        if value is not None and spec.ci_width is None:
             raise UsageError(f"{flag}: only with --ci-width (in the spec or as a flag; "
                              "else every point plays --games)")
+    if spec.ci_width is not None:
+        refuse_given(ctx, ("games",), "not with --ci-width (each point plays until its "
+                     "intervals are that narrow: --min-games and --max-games bound it)")
+    if scheduler is None and workers is None:
+        refuse_given(ctx, ("task_games",), "only on a cluster (--workers or --scheduler)")
     echo = None if as_json and quiet else (lambda m: typer.echo(m, err=True))
     from fbsim.experiments.run.cluster import open_client
 
@@ -632,6 +658,9 @@ def experiment_cmd(
     from fbsim.experiments.run.cluster import open_client
 
     exps = xreg.experiments()
+    if names and (list_ or all_):
+        raise UsageError(f"{'--list' if list_ else '--all'}: give it or experiment names, not "
+                         "both")
     if list_:
         for name, exp in exps.items():
             typer.echo(f"{name:18} {exp.SUMMARY}")
@@ -737,12 +766,14 @@ def exploit_cmd(
     if oracle not in ("planner", "search"):
         raise UsageError(f"--oracle: 'planner' or 'search', got '{cut(oracle)}'")
     if oracle == "planner":  # (the searcher's knobs, given without it)
-        for name in ("rollouts", "seat_games", "margin", "step", "masked", "beliefs"):
-            source = ctx.get_parameter_source(name)
-            if source is not None and source.name == "COMMANDLINE":
-                flag = next("/".join(p.opts + p.secondary_opts) for p in ctx.command.params
-                            if p.name == name)
-                raise UsageError(f"{flag}: only with --oracle search")
+        refuse_given(ctx, ("rollouts", "seat_games", "margin", "step", "masked", "beliefs"),
+                     "only with --oracle search")
+    else:  # (and the planner family's search's, given to the searcher)
+        refuse_given(ctx, ("budget", "generations", "population", "confirm_games"),
+                     "only with --oracle planner (the searcher takes --seat-games and "
+                     "--rollouts)")
+    if all_:
+        refuse_given(ctx, ("agenda",), "not with --all (every Agenda x table size)")
     if oracle == "search":
         if deviate != "seat":
             raise UsageError("--deviate: the searcher deviates alone ('seat')")
@@ -947,6 +978,7 @@ def ladder_cmd(
              "resume from OUT/pN/state.json. Options left out take the defaults of the game "
              "solved (shown as: seat / agenda).")
 def equilibrium_cmd(
+    ctx: typer.Context,
     players: Annotated[str | None, typer.Option(
         help="Table sizes, e.g. 4, 3..6 or 3,5 (default: the size the rules file or --set "
              "names, else 3..6).")] = None,
@@ -1078,6 +1110,14 @@ def equilibrium_cmd(
             raise UsageError(f"--{name.replace('_', '-')}: only with --draw "
                              f"{'agenda' if draw == 'seat' else 'seat'}")
     given = {k: v for k, v in given.items() if v is not None}
+    if draw == "seat":
+        refuse_given(ctx, ("stability",), "only with --draw agenda")
+    if not distill:
+        refuse_given(ctx, ("distill_share",), "only with --distill (the share of its "
+                     "distilled copies)")
+    if not searcher_games:
+        refuse_given(ctx, ("searcher_rollouts",), "only with the searcher's audit "
+                     "(--searcher-games above 0)")
     if draw == "seat":
         budget = Budget(**given, tolerance=tolerance / 100)
     else:

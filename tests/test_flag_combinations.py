@@ -291,6 +291,7 @@ def test_sweep_min_games_only_with_ci_width(capsys, tmp_path, monkeypatch):
 
 EXPLOIT = ["exploit", "--agenda", "steward", "--players", "4", "--budget", "800",
            "--generations", "1", "--population", "2", "--confirm-games", "200", "-q"]
+SEARCH = ["exploit", "--agenda", "steward", "--players", "4", "-q", "--oracle", "search"]
 
 
 def test_exploit_rollouts_only_with_the_search_oracle(capsys, tmp_path, monkeypatch):
@@ -318,7 +319,7 @@ def test_exploit_rollouts_only_with_the_search_oracle(capsys, tmp_path, monkeypa
     monkeypatch.setattr(cli, "_exploit_search", fake_search)
     for extra, rollouts in (([], ROLLOUTS), (["--rollouts", "8"], 8)):
         with pytest.raises(Ran) as ran:
-            main([*EXPLOIT, "--oracle", "search", "--out", str(out), *extra])
+            main([*SEARCH, "--out", str(out), *extra])
         assert ran.value.args == (rollouts,)
 
 
@@ -343,7 +344,7 @@ def test_exploit_searcher_knobs_only_with_the_search_oracle(capsys, tmp_path, mo
 
     monkeypatch.setattr(cli, "_exploit_search", fake_search)
     with pytest.raises(Ran):
-        main([*EXPLOIT, "--oracle", "search", "--out", str(out), *given])
+        main([*SEARCH, "--out", str(out), *given])
 
 
 def test_bench_json_and_markdown_are_one_or_the_other(capsys, monkeypatch):
@@ -366,3 +367,38 @@ def test_bench_json_and_markdown_are_one_or_the_other(capsys, monkeypatch):
 def test_the_rollouts_default_is_still_documented(capsys, cmd, text):
     code, out, _ = run(capsys, cmd, "--help")
     assert code == 0 and text in " ".join(out.split())
+
+
+@pytest.mark.parametrize("args, says", [
+    (["equilibrium", "--players", "3", "--distill-share", "0.5"],
+     "--distill-share: only with --distill"),
+    (["equilibrium", "--players", "3", "--searcher-games", "0", "--searcher-rollouts", "4"],
+     "--searcher-rollouts: only with the searcher's audit"),
+    (["equilibrium", "--players", "3", "--stability", "2"], "--stability: only with --draw agenda"),
+    (["exploit", "--oracle", "search", "--agenda", "steward", "--players", "3", "--budget",
+      "800"], "--budget: only with --oracle planner"),
+    (["exploit", "--oracle", "search", "--agenda", "steward", "--generations", "3"],
+     "--generations: only with --oracle planner"),
+    (["exploit", "--all", "--agenda", "steward"], "--agenda: not with --all"),
+    (["sweep", "--vary", "masks=1,2", "--players", "4", "--games", "200", "--ci-width", "0.4"],
+     "--games: not with --ci-width"),
+    (["sweep", "--vary", "masks=1,2", "--players", "4", "--task-games", "10"],
+     "--task-games: only on a cluster"),
+    (["bench", "--decisions", "--workers", "1"], "--workers: not with --decisions"),
+])
+def test_a_flag_that_would_do_nothing_in_its_combination_is_refused(capsys, tmp_path, args,
+                                                                    says):
+    out = tmp_path / "o"
+    extra = [] if args[0] == "bench" else ["--out", str(out)]
+    code, stdout, err = run(capsys, *args, *extra)
+    assert code == 2 and stdout == ""
+    one_error(err, says)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("flag", ["--list", "--all"])
+def test_experiment_names_with_list_or_all_are_refused(capsys, tmp_path, flag):
+    code, stdout, err = run(capsys, "experiment", flag, "masks", "--results", tmp_path / "r")
+    assert code == 2 and stdout == ""
+    one_error(err, f"{flag}: give it or experiment names, not both")
+    assert not (tmp_path / "r").exists()
