@@ -139,6 +139,7 @@ STATE_DAMAGES = {
     "an Agenda's win rate outside its interval": (
         lambda d: d["iterations"][0]["field"]["agendas"]["steward"].update(win_rate=0.999),
         "iterations[0].field.agendas.steward.win_rate"),
+    "its games beyond an int64": (lambda d: d.update(games=1e20), "games"),
     "an audit of no iteration": (
         lambda d: d["audits"][0].update(iteration=5), "audits[0].iteration"),
     "an audit's team gain a seat's": (

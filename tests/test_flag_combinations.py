@@ -402,3 +402,29 @@ def test_experiment_names_with_list_or_all_are_refused(capsys, tmp_path, flag):
     assert code == 2 and stdout == ""
     one_error(err, f"{flag}: give it or experiment names, not both")
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("text", ["1_000_", "_1000", "1__000", "1e", "1,000", "0x10"])
+def test_a_games_count_with_stray_separators_is_refused(text):
+    from fbsim.experiments.run.options import games_count
+
+    with pytest.raises(UsageError, match="^--games: expected a number of games"):
+        games_count(text)
+
+
+@pytest.mark.parametrize("text, games", [("1_000_000", 1_000_000), ("1e6", 1_000_000),
+                                         ("2.5e5", 250_000), (" 200 ", 200)])
+def test_a_games_count_as_python_writes_numbers_is_read(text, games):
+    from fbsim.experiments.run.options import games_count
+
+    assert games_count(text) == games
+
+
+@pytest.mark.parametrize("vary", ["masks=1,,2", "masks=1,2,", "masks=,1"])
+def test_an_empty_item_in_a_swept_list_is_refused(capsys, tmp_path, vary):
+    out = tmp_path / "o"
+    code, stdout, err = run(capsys, "sweep", "--vary", vary, "--players", "4", "--games", "200",
+                            "--out", out)
+    assert code == 2 and stdout == ""
+    one_error(err, "masks: an empty value in")
+    assert not out.exists()

@@ -34,8 +34,13 @@ def command_line(ctx) -> str:
 
 
 def games_count(text: str, flag: str = "--games") -> int:
-    """`1000000`, `1e6` or `1_000_000`."""
+    """`1000000`, `1e6` or `1_000_000` (underscores between digits only, as Python writes
+    them)."""
+    import re
+
     try:
+        if not re.fullmatch(r"\s*[0-9]+(_[0-9]+)*(\.[0-9]+)?([eE][+-]?[0-9]+)?\s*", text):
+            raise ValueError
         v = float(text.replace("_", "")) if any(c in text for c in ".eE") else int(
             text.replace("_", ""))
     except ValueError:

@@ -182,7 +182,8 @@ def parse_values(key: str, raw: Any) -> list[Any]:
                 values.append(item)
                 continue
             if not item:
-                continue
+                raise SpecError(f"{cut(key)}: an empty value in '{cut(raw)}' (two commas, or "
+                                "one at an end)")
             values.append(parse_set(f"v={item}")[1])
     else:
         values = [raw]

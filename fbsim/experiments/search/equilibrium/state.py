@@ -128,6 +128,8 @@ def _mixture_key() -> Key:
     return Key("table", keys={a: weights for a in AGENDAS}, known="agenda")
 
 
+MAX_COUNT = 2**62  # games, iterations: what an int64 holds, with room (written back)
+
 STATE_KEYS = {
     "config": Key("table", required=True),
     "populations": Key("table", required=True, known="agenda", keys={
@@ -136,7 +138,7 @@ STATE_KEYS = {
     "mixture": Key("table", required=True, keys=_mixture_key().keys, known="agenda"),
     "iterations": Key("list", required=True, item=Key("table")),
     "audits": Key("list", required=True, item=Key("table")),
-    "games": Key("count", required=True, lo=0),
+    "games": Key("count", required=True, lo=0, hi=MAX_COUNT),
     "pending": Key("table"),
     "distillations": Key("list", item=Key("table")),
     "searched": Key("list", item=Key("table")),
@@ -159,7 +161,7 @@ def _pair(item: Key) -> Key:
     return Key("list", "a pair [low, high]", size=(2, 2), item=item)
 
 
-INDEX = Key("int", lo=0)
+INDEX = Key("int", lo=0, hi=MAX_COUNT)
 RATE = Key("number", lo=0, hi=1)  # a share of games
 DIFF = Key("number", lo=-1, hi=1)  # a difference of two shares
 TEXT = Key("text")
