@@ -728,3 +728,14 @@ def test_a_killed_writer_not_yet_reaped_counts_as_gone(tmp_path):
     assert remove_stale_temporaries(tmp_path) == [stale]
     assert mine.exists()
     child.wait()
+
+
+def test_a_folder_in_a_figures_place_is_refused_before_the_lock(capsys, tmp_path, sweep_dir):
+    out = tmp_path / "s"
+    shutil.copytree(sweep_dir, out)
+    (out / "plots" / "win_rates.png").mkdir(parents=True)
+    before = _tree(out)
+    code, _, err = run(capsys, "plot", out)
+    _refused(code, err, f"{out / 'plots' / 'win_rates.png'}: a folder is in the place of a "
+             "figure")
+    assert _tree(out) == before  # (no lock file left in plots/)
