@@ -1115,7 +1115,7 @@ def equilibrium_cmd(
     if not distill:
         refuse_given(ctx, ("distill_share",), "only with --distill (the share of its "
                      "distilled copies)")
-    if not searcher_games:
+    if not searcher_games and not distill:  # (a distillation without it: refused below)
         refuse_given(ctx, ("searcher_rollouts",), "only with the searcher's audit "
                      "(--searcher-games above 0)")
     if draw == "seat":

@@ -137,10 +137,11 @@ def small(argv: list[str], tmp: Path) -> list[str]:
         for flag, value in EQUILIBRIUM.items():
             if (flag == "--cell-games") == (draw == "agenda") or flag == "--iterations":
                 put(flag, value)
-    elif cmd == "exploit":
-        for flag, value in (("--budget", "4000"), ("--generations", "1"),
-                            ("--population", "2"), ("--confirm-games", GAMES),
-                            ("--seat-games", "20"), ("--rollouts", "2")):
+    elif cmd == "exploit":  # (each oracle's own budget: the other's flags are refused)
+        search = "--oracle" in args and args[args.index("--oracle") + 1] == "search"
+        for flag, value in ((("--seat-games", "20"), ("--rollouts", "2")) if search else
+                            (("--budget", "4000"), ("--generations", "1"),
+                             ("--population", "2"), ("--confirm-games", GAMES))):
             put(flag, value)
     elif cmd == "ladder":
         for flag, value in (("--games", "200"), ("--seat-games", "20"), ("--rollouts", "2")):

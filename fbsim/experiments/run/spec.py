@@ -181,10 +181,11 @@ def parse_values(key: str, raw: Any) -> list[Any]:
             if key in ("lineup", "seat_bot"):
                 values.append(item)
                 continue
-            if not item:
+            if not item and raw.strip():  # (all blank: no values, said below)
                 raise SpecError(f"{cut(key)}: an empty value in '{cut(raw)}' (two commas, or "
                                 "one at an end)")
-            values.append(parse_set(f"v={item}")[1])
+            if item:
+                values.append(parse_set(f"v={item}")[1])
     else:
         values = [raw]
     if not values:
