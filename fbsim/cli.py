@@ -681,6 +681,14 @@ def experiment_cmd(
 
         for size in sorted({p for x in chosen for p in exps[x].spec(n or 1000).players}):
             parse_lineup(field, players=size, flag="--field")
+    from fbsim.experiments.run.provenance import check_places
+    from fbsim.experiments.run.sweep import TABLES
+
+    for name in chosen:  # (every experiment's outputs' places, before the first is played)
+        d = results / name
+        check_places(files=[d / f for f in ("summary.md", "sweep.json", "win_rates.png",
+                                            "collapse.png", *(f"{t}.parquet" for t in TABLES))],
+                     folders=[d, d / "points"])
     with open_client(scheduler, workers) as (client, threads):
         for name in chosen:
             typer.echo(f"== {name}", err=True)
@@ -788,9 +796,12 @@ def exploit_cmd(
         return
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
-    from fbsim.experiments.run.provenance import check_output_folder, now_iso
+    from fbsim.experiments.run.provenance import check_output_folder, check_places, now_iso
     from fbsim.experiments.search.equilibrium.fields import check_dealt
     from fbsim.experiments.search.exploit import (
+        EXPLOIT_ALL_FILES,
+        EXPLOIT_FILES,
+        EXPLOIT_FOLDERS,
         MODES,
         exploit,
         fair_share,
@@ -828,6 +839,11 @@ def exploit_cmd(
     echo = None if as_json else (lambda m: typer.echo(m, err=True))
     folder_ok(out, "--out")
     check_output_folder(out, "--out", ("exploit",))
+    searched = [out / f"{a}-p{n}" for n in sizes
+                for a in (L.AGENDA_NAMES if all_ else (agenda,))]
+    check_places(files=[d / f for d in searched for f in EXPLOIT_FILES]
+                 + ([out / f for f in EXPLOIT_ALL_FILES] if all_ else []),
+                 folders=searched + [d / f for d in searched for f in EXPLOIT_FOLDERS])
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         kw["client"] = client
         if all_:
@@ -937,7 +953,7 @@ def ladder_cmd(
     set_: SetOpt = None,
 ):
     from fbsim.experiments.run.lock import output_lock
-    from fbsim.experiments.run.provenance import check_output_folder
+    from fbsim.experiments.run.provenance import check_output_folder, check_places
     from fbsim.experiments.search.ladder import read_ladder, run_ladder
     from fbsim.experiments.search.searcher import Knobs
     from fbsim.lineup import parse_lineup
@@ -954,6 +970,7 @@ def ladder_cmd(
                      field.replace("{players}", str(n))))
     folder_ok(out, "--out")
     check_output_folder(out, "--out", ("ladder",))
+    check_places(files=[out / f for f in ("ladder.json", "ladder.parquet", "ladder.md")])
     read_ladder(out / "ladder.json")  # (a damaged one refused before the lock is taken)
     with output_lock(out):
         path = run_ladder(plan, out, seed, n_games, n_seat, Knobs(rollouts=rollouts),
@@ -1070,7 +1087,7 @@ def equilibrium_cmd(
 ):
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
-    from fbsim.experiments.run.provenance import check_output_folder
+    from fbsim.experiments.run.provenance import check_output_folder, check_places
     from fbsim.experiments.search.searcher import Knobs
 
     searcher_games = (0 if searcher_games.strip() == "0"
@@ -1142,6 +1159,8 @@ def equilibrium_cmd(
         searcher_games = 0  # (the searcher deviates alone: the team game has no such audit)
     check_options(draw, budget, start_from, searcher_games)  # (before the lock)
     check_folders(out, sizes)
+    check_places(files=[out / "summary.json", out / "summary.md",
+                        *(out / f"p{n}.toml" for n in sizes)])
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
                               rules=None if rules_file is None else str(rules_file), sets=sets,

@@ -739,3 +739,41 @@ def test_a_folder_in_a_figures_place_is_refused_before_the_lock(capsys, tmp_path
     _refused(code, err, f"{out / 'plots' / 'win_rates.png'}: a folder is in the place of a "
              "figure")
     assert _tree(out) == before  # (no lock file left in plots/)
+
+
+@pytest.mark.parametrize("args, place, kind", [
+    (["equilibrium", "--players", "3"], "summary.md", "folder"),
+    (["exploit", "--agenda", "steward", "--players", "4"], "steward-p4/result.json", "folder"),
+    (["exploit", "--agenda", "steward", "--players", "4", "--deviate", "team"],
+     "steward-p4/confirm", "file"),
+    (["ladder", "--players", "3", "--field", "steward=steward", "--games", "200",
+      "--seat-games", "10", "--rollouts", "1"], "ladder.md", "folder"),
+])
+def test_an_output_place_of_the_wrong_kind_is_refused_before_anything_runs(
+        capsys, tmp_path, monkeypatch, args, place, kind):
+    """A folder where a command writes a file (or a file where it writes a folder) is found
+    before its lock and its first game, not after it has written its other outputs."""
+    out = tmp_path / "o"
+    where = out / place
+    if kind == "folder":
+        where.mkdir(parents=True)
+    else:
+        where.parent.mkdir(parents=True)
+        where.write_text("x")
+    before = _tree(out)
+    _no_games(monkeypatch)
+    code, _, err = run(capsys, *args, "--out", out, "-q")
+    _refused(code, err, f"{where}: a {kind} is in the place of a")
+    assert _tree(out) == before
+
+
+def test_an_experiments_figure_place_of_the_wrong_kind_is_refused_first(capsys, tmp_path,
+                                                                        monkeypatch):
+    (tmp_path / "r" / "masks" / "collapse.png").mkdir(parents=True)
+    before = _tree(tmp_path)
+    _no_games(monkeypatch)
+    code, _, err = run(capsys, "experiment", "masks", "--results", tmp_path / "r", "--games",
+                       "200", "-q")
+    _refused(code, err, f"{tmp_path / 'r' / 'masks' / 'collapse.png'}: a folder is in the "
+             "place of a file")
+    assert _tree(tmp_path) == before

@@ -194,6 +194,21 @@ def check_output_folder(out: Path, flag: str, kinds: tuple[str, ...]) -> None:
                          "write elsewhere")
 
 
+def check_places(files: tuple = (), folders: tuple = ()) -> None:
+    """Each of `files` a file or absent, each of `folders` a folder or absent: what a
+    command will write there, checked before its lock and its first game (a folder in a
+    file's place would stop it only after it had written its other outputs). UsageError
+    naming the first that is not."""
+    for p in map(Path, files):
+        if (p.exists() or p.is_symlink()) and not p.is_file():
+            raise UsageError(f"{p}: a folder is in the place of a file this command writes; "
+                             "remove it, or write elsewhere")
+    for p in map(Path, folders):
+        if (p.exists() or p.is_symlink()) and not p.is_dir():
+            raise UsageError(f"{p}: a file is in the place of a folder this command writes "
+                             "into; remove it, or write elsewhere")
+
+
 def check_output_file(path: Path, flag: str, kinds: tuple[str, ...]) -> None:
     """An output file may not land in another command's dataset folder, nor replace a file
     that is not one of `kinds` (its provenance's "kind") that fbsim wrote: `UsageError`."""
