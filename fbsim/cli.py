@@ -463,10 +463,12 @@ def sweep_cmd(
     rules_file: RulesOpt = None,
     set_: SetOpt = None,
 ):
+    from fbsim.experiments.run.provenance import check_places
     from fbsim.experiments.run.spec import sweep_from_command_line
-    from fbsim.experiments.run.sweep import run_sweep
+    from fbsim.experiments.run.sweep import TABLES, run_sweep
 
     folder_ok(out, "--out")
+    check_places(files=[out / "sweep.json", *(out / f"{t}.parquet" for t in TABLES)])
     spec = sweep_from_command_line(
         spec_file, vary=vary or [], players=players, games=games, seed=seed, lineup=lineup,
         seats=seat or [], rules=rules_file, sets=set_ or [], baseline=baseline or [],

@@ -685,19 +685,32 @@ def test_a_damaged_searcher_summary_is_refused_and_keeps_the_sizes_it_holds(
 
 # -------------------------------------------------------------- what a command writes over
 
-def test_a_folder_in_a_tables_place_names_the_table_and_leaves_no_temporary(
-        capsys, tmp_path, sweep_dir):
+def test_a_folder_in_a_tables_place_is_refused_before_any_table_is_rewritten(
+        capsys, tmp_path, monkeypatch, sweep_dir):
     out = tmp_path / "s"
     shutil.copytree(sweep_dir, out)
     (out / "win_rates.parquet").unlink()
     (out / "win_rates.parquet").mkdir()
     shutil.rmtree(out / "points" / "0001")  # (a point to play again: the tables are written)
+    before = _tree(out)
+    _no_games(monkeypatch)
     code, _, err = run(capsys, *SWEEP, "--out", out)
-    line = err.strip().splitlines()[-1]
-    assert code == 2 and "Traceback" not in err, err
-    assert line == (f"fbsim: error: {out / 'win_rates.parquet'}: a folder is in the place of "
-                    "a file that fbsim writes; remove it, or write elsewhere"), err
-    assert not [p for p in out.iterdir() if ".tmp" in p.name]
+    _refused(code, err, f"{out / 'win_rates.parquet'}: a folder is in the place of a file")
+    assert _tree(out) == before
+
+
+def test_a_failed_rename_names_the_file_and_leaves_no_temporary(tmp_path):
+    """(what stops a write the checks could not foresee: the message names the file written,
+    not its temporary, which is removed)"""
+    import pandas as pd
+
+    from fbsim.experiments.run.provenance import write_table
+
+    (tmp_path / "t.parquet").mkdir()
+    with pytest.raises(IsADirectoryError) as e:
+        write_table(pd.DataFrame({"a": [1]}), tmp_path / "t.parquet", {"table": "t"})
+    assert e.value.filename == str(tmp_path / "t.parquet")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]
 
 
 def test_a_link_in_the_locks_place_is_refused_and_never_followed(capsys, tmp_path):
