@@ -375,11 +375,6 @@ def _coordinates(spec: SweepSpec) -> list[dict[str, Any]]:
             c.setdefault("players", spec.players[0] if len(spec.players) == 1 else None)
             if c["players"] is None:
                 raise SpecError(f"points: the point {pt} sets no players")
-            seen = [json.dumps(x, sort_keys=True, default=str) for x in coords]
-            here = json.dumps(c, sort_keys=True, default=str)
-            if here in seen:  # (as a repeated value of [vary] is refused)
-                raise SpecError(f"points[{len(coords)}]: the same point as points"
-                                f"[{seen.index(here)}] ({shown(c)})")
             coords.append(c)
         return coords
     keys = list(spec.vary)
