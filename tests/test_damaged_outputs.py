@@ -370,9 +370,9 @@ def test_a_kept_place_of_the_wrong_kind_is_refused_before_any_game(tmp_path, mon
         named.mkdir(parents=True)
     before = _tree(tmp_path)
     _no_games(monkeypatch)
-    with pytest.raises(UsageError, match="not a") as e:
+    with pytest.raises(UsageError, match="is in the place of a") as e:
         BR.report(games=300, players=[3], exploit_dir=None, resume=keep)
-    assert str(e.value).startswith(f"{named}: not a")
+    assert str(e.value).startswith(f"{named}: a ")
     assert _tree(tmp_path) == before
 
 
@@ -574,7 +574,7 @@ def test_a_folder_in_the_place_of_the_tunes_answer_is_refused_before_anything_is
     _no_games(monkeypatch)
     code, _, err = run(capsys, "tune", "--target", base / "spec.toml", "--out", out, "-q",
                        "--json")
-    _refused(code, err, f"{out / 'best_rules.toml'}: not a file")
+    _refused(code, err, f"{out / 'best_rules.toml'}: a folder is in the place of a file")
     assert _tree(out) == before
 
 
@@ -750,7 +750,7 @@ def test_a_folder_in_a_figures_place_is_refused_before_the_lock(capsys, tmp_path
     before = _tree(out)
     code, _, err = run(capsys, "plot", out)
     _refused(code, err, f"{out / 'plots' / 'win_rates.png'}: a folder is in the place of a "
-             "figure")
+             "file")
     assert _tree(out) == before  # (no lock file left in plots/)
 
 

@@ -213,7 +213,7 @@ def test_a_file_in_a_table_sizes_place_is_refused_before_anything_is_written(
     (out / "p3").write_text("x")
     code, _, err = run(capsys, "equilibrium", "--out", out, *TINY)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
-    assert f"{out / 'p3'}: not a folder" in err, err
+    assert f"{out / 'p3'}: a file is in the place of a folder" in err, err
     assert sorted(p.name for p in out.iterdir()) == ["p3"]
 
 

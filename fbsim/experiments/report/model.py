@@ -405,13 +405,9 @@ def _part_checksum(arrays: dict):
 def check_kept_parts(folder: Path, parts: list[Path | None]) -> None:
     """The report's folder of kept table sizes, and each kept part's place in it, are a
     folder and files (or absent): UsageError naming the one that is not, before any game."""
-    if (folder.exists() or folder.is_symlink()) and not folder.is_dir():
-        raise UsageError(f"{folder}: not a folder (the report keeps its finished table sizes "
-                         "in it until the page is written); remove it and run again")
-    for p in parts:
-        if p is not None and (p.exists() or p.is_symlink()) and not p.is_file():
-            raise UsageError(f"{p}: not a kept table size of the report (not a file); remove "
-                             "it: that table size is played again")
+    from fbsim.experiments.run.provenance import check_places
+
+    check_places(files=[p for p in parts if p is not None], folders=[folder])
 
 
 def _load_part(path: Path, rules: Rules, lu: tuple[Lineup, Lineup | None],

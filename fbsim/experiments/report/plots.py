@@ -195,13 +195,11 @@ def plot_dataset(results: str | Path, out: str | Path | None = None, x: str | No
     folder = Path(out) if out is not None else results / "plots"
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"--out {folder}: exists and is not a folder")
+    from fbsim.experiments.run.provenance import check_places
     from fbsim.game import layout as L
 
-    for name in ("win_rates.png", "collapse.png", *(f"heatmap_{a}.png" for a in L.AGENDA_NAMES)):
-        p = folder / name  # (each figure's place a file or free: before the lock and any figure)
-        if (p.exists() or p.is_symlink()) and not p.is_file():
-            raise UsageError(f"{p}: a folder is in the place of a figure the plot writes; "
-                             "remove it, or write elsewhere with --out")
+    check_places(files=[folder / name for name in ("win_rates.png", "collapse.png", *(
+        f"heatmap_{a}.png" for a in L.AGENDA_NAMES))])  # (before the lock and any figure)
     with output_lock(folder):
         paths = [plot_win_rates(win, x, coords, folder / "win_rates.png"),
                  plot_collapse(outc, x, coords, folder / "collapse.png")]

@@ -295,11 +295,9 @@ OUTPUTS = ("candidates.parquet", "search.parquet", "all_candidates.parquet", "be
 def check_outputs(out: Path) -> None:
     """Each file the search ends by writing is a file or absent (not a folder in its place):
     UsageError naming it, before any game (and so before any of them is written)."""
-    for name in OUTPUTS:
-        p = out / name
-        if (p.exists() or p.is_symlink()) and not p.is_file():
-            raise UsageError(f"{p}: not a file (the search writes its answer there); remove "
-                             "it and run the same command again")
+    from fbsim.experiments.run.provenance import check_places
+
+    check_places(files=[out / name for name in OUTPUTS])
 
 
 def tune(spec: TuneSpec, out: str | Path = "out/tune", client=None, progress=None,

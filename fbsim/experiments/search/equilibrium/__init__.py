@@ -92,12 +92,10 @@ def check_folders(out: str | Path, players: list[int]) -> None:
     """Each table size's search folder (OUT/pN, where its state.json is kept) a folder or
     absent, and OUT/summary.json, which each finished size is merged into, readable
     (`read_published`): UsageError naming the one that is not, before any game or file."""
+    from fbsim.experiments.run.provenance import check_places
+
     read_published(out)
-    for n in players:
-        d = Path(out) / f"p{n}"
-        if (d.exists() or d.is_symlink()) and not d.is_dir():
-            raise UsageError(f"{d}: not a folder (the {n}-player search keeps its state.json "
-                             "in it); remove it, or write elsewhere with --out")
+    check_places(folders=[Path(out) / f"p{n}" for n in players])
 
 
 def check_options(draw: str, budget: Budget | TeamBudget | None = None,
