@@ -872,7 +872,12 @@ def _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_fil
     from fbsim.experiments.run.provenance import base_provenance, check_output_folder, now_iso
     from fbsim.experiments.search.equilibrium.fields import check_dealt
     from fbsim.experiments.search.equilibrium.state import publish, read_published, write_text
-    from fbsim.experiments.search.searcher import format_gains, gains_summary, search_gains
+    from fbsim.experiments.search.searcher import (
+        check_gains,
+        format_gains,
+        gains_summary,
+        search_gains,
+    )
     from fbsim.game import layout as L
     from fbsim.lineup import parse_lineup
     from fbsim.rules import rules_to_toml
@@ -891,7 +896,8 @@ def _exploit_search(agenda, players, field, seed, out, as_json, quiet, rules_fil
         plan.append((n, rules, lu, (field or "default lineup").replace("{players}", str(n))))
     folder_ok(out, "--out")
     check_output_folder(out, "--out", ("exploit",))
-    read_published(out / "search")  # (its table sizes kept, a damaged one refused first)
+    # (its table sizes kept, a damaged one refused first)
+    check_gains(read_published(out / "search"), out / "search" / "summary.json")
     started = now_iso()
     docs = {}
     with output_lock(out):

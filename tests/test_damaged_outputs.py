@@ -130,11 +130,12 @@ def test_a_ladder_without_an_agendas_field_rung_is_refused(capsys, tmp_path, lad
 def test_the_ladder_schema_names_every_field_of_a_rung_and_of_the_knobs():
     from dataclasses import fields
 
-    from fbsim.experiments.search.ladder import KNOB_KEYS, RUNG_KEYS, Rung
-    from fbsim.experiments.search.searcher import Knobs
+    from fbsim.experiments.search.ladder import RUNG_KEYS, Rung
+    from fbsim.experiments.search.searcher import GAIN_ROW_KEYS, KNOB_KEYS, Knobs, SearchGain
 
     assert set(RUNG_KEYS) == {f.name for f in fields(Rung)}
     assert set(KNOB_KEYS) == {f.name for f in fields(Knobs)}
+    assert set(GAIN_ROW_KEYS) == {f.name for f in fields(SearchGain)}
 
 
 def test_the_committed_ladder_reads_back(tmp_path):
@@ -681,6 +682,55 @@ def test_a_damaged_searcher_summary_is_refused_and_keeps_the_sizes_it_holds(
     code, _, err = run(capsys, *SEARCH, "--out", out)
     _refused(code, err, f"{path}: ", says, "run each table size it held again")
     assert _tree(out) == before
+
+
+COMMITTED_SEARCH = ROOT / "results" / "equilibrium-searcher" / "search" / "summary.json"
+
+
+def _steward_3(doc):
+    return doc["players"]["3"]["agendas"]["steward"]
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: _steward_3(d).update(extra_key=1), "agendas.steward.extra_key: unknown key"),
+    (lambda d: d["players"]["3"].pop("budgets"), "players.3.budgets: missing"),
+    (lambda d: _steward_3(d).update(search_gain=0.9),
+     "agendas.steward.search_gain: expected a value within its interval"),
+    (lambda d: _steward_3(d)["by_rollouts"].pop("64"),
+     "agendas.steward.by_rollouts: expected one row per budget"),
+    (lambda d: _steward_3(d)["by_rollouts"]["64"].update(n=-3),
+     "by_rollouts.64.n: expected a whole number >= 0"),
+    (lambda d: _steward_3(d)["by_rollouts"]["64"].update(agenda="opportunist"),
+     "by_rollouts.64: expected the row of steward at 64 rollouts"),
+    (lambda d: d["players"]["3"]["knobs"].update(rollouts=0), "knobs.rollouts"),
+])
+def test_a_searcher_summary_with_a_damaged_entry_is_refused(capsys, tmp_path, monkeypatch,
+                                                             edit, says):
+    """(C08) every table size's entry is checked by its schema (`GAINS_KEYS`), not only the
+    file's outline: an unknown key is refused, not copied into the next summary."""
+    out = tmp_path / "x"
+    (out / "search").mkdir(parents=True)
+    doc = json.loads(COMMITTED_SEARCH.read_text())
+    edit(doc)
+    path = out / "search" / "summary.json"
+    path.write_text(json.dumps(doc))
+    before = _tree(out)
+    _no_games(monkeypatch)
+    code, _, err = run(capsys, *SEARCH, "--out", out)
+    _refused(code, err, f"{path}: not a searcher audit fbsim wrote", says,
+             "audit each table size it held again")
+    assert _tree(out) == before
+
+
+def test_every_committed_searcher_summary_reads_back():
+    from fbsim.experiments.search.equilibrium.state import read_published
+    from fbsim.experiments.search.searcher import check_gains
+
+    found = sorted((ROOT / "results").glob("**/search/summary.json"))
+    assert len(found) >= 5
+    for path in found:
+        doc = check_gains(read_published(path.parent), path)
+        assert doc["players"]
 
 
 # -------------------------------------------------------------- what a command writes over

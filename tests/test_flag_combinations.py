@@ -428,3 +428,16 @@ def test_an_empty_item_in_a_swept_list_is_refused(capsys, tmp_path, vary):
     assert code == 2 and stdout == ""
     one_error(err, "masks: an empty value in")
     assert not out.exists()
+
+
+def test_a_spec_with_the_same_point_twice_is_refused(capsys, tmp_path):
+    """(as a value repeated under [vary] is: the two would play the same games twice; the
+    searches' own points, built apart, may repeat a candidate)"""
+    spec = tmp_path / "sp.toml"
+    spec.write_text("games = 200\nplayers = [4]\n[[points]]\nmasks = 1\n[[points]]\nmasks = 2\n"
+                    "[[points]]\nmasks = 1\n")
+    out = tmp_path / "o"
+    code, stdout, err = run(capsys, "sweep", spec, "-q", "--out", out)
+    assert code == 2 and stdout == ""
+    one_error(err, f"sweep spec {spec}: points[2]: the same point as points[0]")
+    assert not out.exists()

@@ -338,6 +338,13 @@ def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None =
     s.baseline = flatten(doc.get("baseline", {}), where=f"{where}: baseline.")
     s.points = [flatten(x, where=f"{where}: points[{i}].")
                 for i, x in enumerate(doc.get("points", []))]
+    seen: list[str] = []  # (the searches build their points apart, and may repeat one)
+    for i, pt in enumerate(s.points):
+        here = json.dumps(pt, sort_keys=True, default=str)
+        if here in seen:  # as a value repeated under [vary] is refused
+            raise SpecError(f"{where}: points[{i}]: the same point as points"
+                            f"[{seen.index(here)}] ({shown(pt)})")
+        seen.append(here)
     for key in ("lineup", "seat_bot"):
         found = [(f"vary.{key}", v) for v in s.vary.get(key, [])] + [
             (f"points[{i}].{key}", pt[key]) for i, pt in enumerate(s.points) if key in pt]

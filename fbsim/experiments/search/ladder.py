@@ -27,7 +27,7 @@ from fbsim.experiments.run.runner import NoProgress
 from fbsim.experiments.search.deviation import Deviant, evaluate
 from fbsim.experiments.search.equilibrium.seeds import seed_of
 from fbsim.experiments.search.equilibrium.state import write_json, write_text
-from fbsim.experiments.search.searcher import Knobs, search_gains
+from fbsim.experiments.search.searcher import KNOB_KEYS, Knobs, search_gains
 from fbsim.game import layout as L
 from fbsim.inputs import Key, check, interval, within
 from fbsim.lineup import DEFAULT_BY_AGENDA, Entry, Lineup, lineup_hash
@@ -200,8 +200,6 @@ RUNG_KEYS = {
     "gain_ci": interval(-1, 1, required=True),
     "n": Key("count", lo=0, required=True),
 }
-KNOB_KEYS = {"rollouts": Key("count", lo=1, required=True), "step": Key("count", lo=1),
-             "masked": Key("bool"), "margin": Key("number", lo=0), "beliefs": Key("bool")}
 INPUT_KEYS = {
     "field": Key("text", required=True), "lineup_hash": Key("text", required=True),
     "seed": Key("count", lo=0, required=True), "games": Key("count", lo=1, required=True),

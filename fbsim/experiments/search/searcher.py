@@ -28,11 +28,12 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from fbsim.errors import UsageError
+from fbsim.errors import UsageError, shown
 from fbsim.experiments.metrics.stats import paired_proportions
 from fbsim.experiments.run.runner import NoProgress
 from fbsim.experiments.search.equilibrium.seeds import seed_of
 from fbsim.game import layout as L
+from fbsim.inputs import Key, check, interval, within
 from fbsim.kernel import Prepared, Records, columns
 from fbsim.kernel import search as KS
 from fbsim.kernel.build import compiled_once, in_spans
@@ -296,6 +297,77 @@ def gains_summary(gains: dict[str, list[SearchGain]], knobs: Knobs, seed: int, f
             "held": all(a["held"] for a in agendas.values()),
             "note": "the searcher's single-seat gains are lower bounds of what a strong player "
                     "gains against this field"}
+
+
+# OUT/search/summary.json's keys (`fbsim.inputs`), as `gains_summary` and `fbsim exploit
+# --oracle search` write them: per table size the knobs (the fields of `Knobs`), the budgets,
+# and per Agenda its gains (`by_rollouts`: one row per budget, the fields of `SearchGain`)
+KNOB_KEYS = {"rollouts": Key("count", lo=1, required=True), "step": Key("count", lo=1),
+             "masked": Key("bool"), "margin": Key("number", lo=0), "beliefs": Key("bool")}
+GAIN_ROW_KEYS = {
+    "agenda": Key("text", choices=L.AGENDA_NAMES, required=True),
+    "rollouts": Key("count", lo=1, required=True),
+    "rate": Key("number", lo=0, hi=1, required=True),
+    "base": Key("number", lo=0, hi=1, required=True),
+    "gain": Key("number", lo=-1, hi=1, required=True),
+    "ci": interval(-1, 1, required=True),
+    **{k: Key("count", lo=0, required=True) for k in ("n", "changed", "decisions",
+                                                        "departures")},
+}
+GAIN_AGENDA_KEYS = {
+    "search_gain": Key("number", lo=-1, hi=1, required=True),
+    "search_gain_ci": interval(-1, 1, required=True),
+    "field_rate": Key("number", lo=0, hi=1, required=True),
+    "searcher_rate": Key("number", lo=0, hi=1, required=True),
+    "seat_games": Key("count", lo=0, required=True),
+    "by_rollouts": Key("table", "a table of budgets", required=True),  # (rows: below)
+    "held": Key("bool", required=True),
+}
+GAINS_KEYS = {
+    "field": Key("text", required=True), "seed": Key("count", lo=0, required=True),
+    "seat_games": Key("count", lo=10, required=True),
+    "knobs": Key("table", keys=KNOB_KEYS, required=True),
+    "budgets": Key("list", "a list of rollout budgets", size=(1, 16),
+                   item=Key("count", lo=1), required=True),
+    "tolerance": Key("number", lo=0, hi=1, required=True),
+    "agendas": Key("table", known="agenda", required=True,
+                   keys={a: Key("table", keys=GAIN_AGENDA_KEYS) for a in L.AGENDA_NAMES}),
+    "held": Key("bool", required=True), "note": Key("text", required=True),
+    "rules_toml": Key("text", required=True),
+    "provenance": Key("table", required=True),  # (written by `base_provenance`)
+}
+
+
+def check_gains(doc: dict, path) -> dict:
+    """OUT/search/summary.json (as `read_published` read it): each table size's entry by
+    `GAINS_KEYS`, and what spans keys: every Agenda's rows those of the budgets, each
+    estimate within its interval. UsageError naming the file and the key, and the way out."""
+
+    def fail(key: str, message: str):
+        raise UsageError(f"{path}: not a searcher audit fbsim wrote ({key}: {message}); "
+                         "restore the file, or remove it and audit each table size it held "
+                         "again")
+
+    out = {}
+    for n, entry in doc["players"].items():
+        where = f"players.{n}"
+        entry = check(entry, GAINS_KEYS, fail, where)
+        budgets = [str(b) for b in entry["budgets"]]
+        for name, a in entry["agendas"].items():
+            at = f"{where}.agendas.{name}"
+            within(a["search_gain"], a["search_gain_ci"], fail, f"{at}.search_gain")
+            if sorted(a["by_rollouts"]) != sorted(budgets):  # (written with keys sorted)
+                fail(f"{at}.by_rollouts", f"expected one row per budget {shown(budgets)}, "
+                     f"got {shown(list(a['by_rollouts']))}")
+            for b, row in a["by_rollouts"].items():
+                row = check(row, GAIN_ROW_KEYS, fail, f"{at}.by_rollouts.{b}")
+                within(row["gain"], row["ci"], fail, f"{at}.by_rollouts.{b}.gain")
+                if row["agenda"] != name or str(row["rollouts"]) != b:
+                    fail(f"{at}.by_rollouts.{b}", f"expected the row of {name} at {b} "
+                         f"rollouts, got {shown(row['agenda'])} at {shown(row['rollouts'])}")
+                a["by_rollouts"][b] = row
+        out[n] = entry
+    return {**doc, "players": out}
 
 
 def format_gains(players: int, summary: dict) -> str:
