@@ -51,10 +51,10 @@ def check_environment() -> None:
                              f"threads from 1 to {MAX_THREADS}")
     for name, what in NUMBA_SWITCHES.items():
         given = os.environ.get(name)
-        if given is not None and not re.fullmatch(r"[+-]?[0-9]+", given.strip()):
-            raise UsageError(f"{name}={shown(given)}: expected an integer: {what}")
+        if given is not None and not re.fullmatch(r"[01]", given.strip()):
+            raise UsageError(f"{name}={shown(given)}: expected {what}")
     opt = os.environ.get("NUMBA_OPT")
-    if opt is not None and opt.strip().lower() not in NUMBA_OPT_LEVELS:
+    if opt is not None and opt not in NUMBA_OPT_LEVELS:  # (exactly as numba reads it)
         raise UsageError(f"NUMBA_OPT={shown(opt)}: expected an optimisation level: "
                          f"{', '.join(NUMBA_OPT_LEVELS)}")
     backend = os.environ.get("MPLBACKEND")
@@ -83,18 +83,34 @@ def check_environment() -> None:
 
 
 def check_cache_folder(cache: str) -> None:
-    """NUMBA_CACHE_DIR names a folder, or one that can be made: neither it nor the nearest
-    of its parents that exists may be a file (numba would fail creating it in the middle of
-    a run, after an output's lock was taken)."""
+    """NUMBA_CACHE_DIR names a folder, or one that can be made (tried here): neither it
+    nor the nearest of its parents that exists may be a file, and it must be possible to
+    make (numba would fail making it in the middle of a run, after an output's lock was
+    taken)."""
     path = Path(cache)
     for p in (path, *path.parents):
         try:
             if not p.exists():
                 continue  # (a path under a file does not exist either: its parent is looked at)
             if p.is_dir():
-                return
-        except OSError:  # (a folder we may not look into: numba says so, naming it)
+                break
+        except PermissionError:  # (a folder we may not look into: numba says so, naming it)
             return
+        except OSError as e:  # (a name too long, say)
+            raise UsageError(f"NUMBA_CACHE_DIR={shown(cache)}: not a usable folder name "
+                             f"({e.strerror or e}); give another") from None
         where = "the cache folder is a file" if p == path else (
             f"the cache folder is under a file ({file_named(p)}), not a folder")
         raise UsageError(f"NUMBA_CACHE_DIR={shown(cache)}: {where}; give a folder")
+    missing = [q for q in (path, *path.parents) if not q.exists()]
+    try:  # made and removed again: a refused run leaves nothing
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"NUMBA_CACHE_DIR={shown(cache)}: the cache folder cannot be made "
+                         f"({e.strerror or e}); give a folder fbsim may write") from None
+    finally:
+        for q in missing:  # (the deepest first)
+            try:
+                q.rmdir()
+            except OSError:
+                pass

@@ -617,7 +617,20 @@ def test_a_cache_folder_that_can_be_made_is_accepted(tmp_path, monkeypatch):
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "new" / "cache"))
     check_environment()
-    assert not (tmp_path / "new").exists()  # (checked, not made)
+    assert not (tmp_path / "new").exists()  # (tried, and removed again)
+
+
+@pytest.mark.parametrize("cache, says", [("/proc/fbsim-cache", "cannot be made"),
+                                         ("a" * 300, "not a usable folder name")])
+def test_a_cache_folder_that_cannot_be_made_is_refused_before_any_lock(
+        capsys, tmp_path, monkeypatch, cache, says):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", cache if cache.startswith("/") else
+                       str(tmp_path / cache))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "simulate", "--games", "100", "--players", "3", "-q", "--out",
+                       "s.parquet")
+    _refused(code, err, "NUMBA_CACHE_DIR=", says)
+    assert list(tmp_path.iterdir()) == []  # no table, no lock
 
 
 # ------------------------------------------------------------------------------ Ctrl-C
@@ -761,6 +774,28 @@ def test_a_failed_rename_names_the_file_and_leaves_no_temporary(tmp_path):
         write_table(pd.DataFrame({"a": [1]}), tmp_path / "t.parquet", {"table": "t"})
     assert e.value.filename == str(tmp_path / "t.parquet")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]
+
+
+def test_a_full_disk_while_a_table_is_written_names_the_table_and_leaves_no_temporary(
+        tmp_path, monkeypatch):
+    """(pyarrow's own error names no file: the OSError names the table, with the reason)"""
+    import errno
+
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from fbsim.experiments.run.provenance import write_table
+
+    def full(table, where, **kw):
+        open(where, "wb").write(b"PAR1")  # (a partial file, as a full disk leaves one)
+        raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+
+    monkeypatch.setattr(pq, "write_table", full)
+    with pytest.raises(OSError) as e:
+        write_table(pd.DataFrame({"a": [1]}), tmp_path / "t.parquet", {"table": "t"})
+    assert (e.value.errno, e.value.strerror, e.value.filename) == (
+        errno.ENOSPC, "No space left on device", str(tmp_path / "t.parquet"))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_link_in_the_locks_place_is_refused_and_never_followed(capsys, tmp_path):

@@ -112,9 +112,12 @@ def _simulate(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("name, value, expected", [
     ("NUMBA_THREADING_LAYER", "nosuch", "expected one of default, safe, forksafe, threadsafe, "
                                         "tbb, omp, workqueue"),
-    ("NUMBA_DISABLE_JIT", "xyz", "expected an integer: 0 (compiled, the default) or 1"),
+    ("NUMBA_DISABLE_JIT", "xyz", "expected 0 (compiled, the default) or 1"),
     ("NUMBA_OPT", "high", "expected an optimisation level: 0, 1, 2, 3, max"),
-    ("NUMBA_BOUNDSCHECK", "maybe", "expected an integer: 0 (no bounds checks) or 1"),
+    ("NUMBA_BOUNDSCHECK", "maybe", "expected 0 (no bounds checks) or 1"),
+    ("NUMBA_OPT", "MAX", "expected an optimisation level"),  # (numba reads it as given)
+    ("NUMBA_OPT", " max ", "expected an optimisation level"),
+    ("NUMBA_DISABLE_JIT", "2", "expected 0 (compiled, the default) or 1"),
     ("MPLBACKEND", "nosuch", "not a matplotlib backend"),
 ])
 def test_a_bad_numba_variable_is_one_line_and_leaves_no_lock(tmp_path, name, value, expected):
@@ -144,18 +147,19 @@ def test_other_threading_layers_are_refused(value):
         _checked({"NUMBA_THREADING_LAYER": value})
 
 
-@pytest.mark.parametrize("value", ["0", "1", " 1 ", "-1", "+2", "10"])
-def test_numba_disable_jit_takes_an_integer(value):
+@pytest.mark.parametrize("value", ["0", "1", " 1 ", " 0"])
+def test_numba_disable_jit_takes_0_or_1(value):
     _checked({"NUMBA_DISABLE_JIT": value})
 
 
-@pytest.mark.parametrize("value", ["xyz", "1.0", "true", "1e3", "\u0661", "--1", "1 0"])
+@pytest.mark.parametrize("value", ["xyz", "1.0", "true", "1e3", "\u0661", "--1", "1 0", "-1",
+                                   "+2", "10"])
 def test_numba_disable_jit_refuses_anything_else(value):
     with pytest.raises(UsageError, match="^NUMBA_DISABLE_JIT="):
         _checked({"NUMBA_DISABLE_JIT": value})
 
 
-@pytest.mark.parametrize("name, value", [("NUMBA_OPT", "3"), ("NUMBA_OPT", "MAX"),
+@pytest.mark.parametrize("name, value", [("NUMBA_OPT", "3"), ("NUMBA_OPT", "max"),
                                          ("NUMBA_BOUNDSCHECK", "1"), ("MPLBACKEND", "agg"),
                                          ("MPLBACKEND", "Agg")])
 def test_the_values_numba_and_matplotlib_know_are_accepted(name, value):
