@@ -779,9 +779,9 @@ def exploit_cmd(
         refuse_given(ctx, ("rollouts", "seat_games", "margin", "step", "masked", "beliefs"),
                      "only with --oracle search")
     else:  # (and the planner family's search's, given to the searcher)
-        refuse_given(ctx, ("budget", "generations", "population", "confirm_games"),
+        refuse_given(ctx, ("budget", "generations", "population", "confirm_games", "force"),
                      "only with --oracle planner (the searcher takes --seat-games and "
-                     "--rollouts)")
+                     "--rollouts, and plays every table size it is given afresh)")
     if all_:
         refuse_given(ctx, ("agenda",), "not with --all (every Agenda x table size)")
     if oracle == "search":

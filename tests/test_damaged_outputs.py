@@ -707,15 +707,37 @@ def _steward_3(doc):
 @pytest.mark.parametrize("edit, says", [
     (lambda d: _steward_3(d).update(extra_key=1), "agendas.steward.extra_key: unknown key"),
     (lambda d: d["players"]["3"].pop("budgets"), "players.3.budgets: missing"),
-    (lambda d: _steward_3(d).update(search_gain=0.9),
-     "agendas.steward.search_gain: expected a value within its interval"),
+    (lambda d: _steward_3(d)["by_rollouts"]["64"].update(gain=0.9),
+     "by_rollouts.64.gain: expected a value within its interval"),
     (lambda d: _steward_3(d)["by_rollouts"].pop("64"),
      "agendas.steward.by_rollouts: expected one row per budget"),
     (lambda d: _steward_3(d)["by_rollouts"]["64"].update(n=-3),
-     "by_rollouts.64.n: expected a whole number >= 0"),
+     "by_rollouts.64.n: expected a whole number from 0 to"),
     (lambda d: _steward_3(d)["by_rollouts"]["64"].update(agenda="opportunist"),
      "by_rollouts.64: expected the row of steward at 64 rollouts"),
     (lambda d: d["players"]["3"]["knobs"].update(rollouts=0), "knobs.rollouts"),
+    # (probe, round 3) what spans keys, and the file's own keys
+    (lambda d: _steward_3(d).update(search_gain=_steward_3(d)["search_gain"] + 0.001),
+     "agendas.steward.search_gain: expected the first budget's gain"),
+    (lambda d: _steward_3(d).update(held=not _steward_3(d)["held"]), "agendas.steward.held"),
+    (lambda d: d["players"]["3"].update(held=not d["players"]["3"]["held"]),
+     "players.3.held: expected"),
+    (lambda d: d["players"]["3"].update(rules_toml="masks = ["), "players.3.rules_toml: not "
+                                                                  "TOML"),
+    (lambda d: d["players"]["3"].update(provenance={}), "players.3.provenance.fbsim_version: "
+                                                         "missing"),
+    (lambda d: d.update(bogus=1), "bogus: unknown key"),
+    (lambda d: d["players"]["3"]["knobs"].update(rollouts=65), "knobs.rollouts: expected the "
+                                                               "first budget 64"),
+    (lambda d: _steward_3(d)["by_rollouts"]["64"].update(changed=10**6),
+     "by_rollouts.64.changed: expected at most n"),
+    (lambda d: _steward_3(d)["by_rollouts"]["64"].update(departures=10**6),
+     "by_rollouts.64.departures: expected at most decisions"),
+    (lambda d: _steward_3(d).update(seat_games=10**30), "agendas.steward.seat_games"),
+    (lambda d: d["players"]["3"].update(budgets=[256, 64]), "players.3.budgets"),
+    (lambda d: d["players"]["3"]["knobs"].update(margin=1e308), "knobs.margin"),
+    (lambda d: _steward_3(d).update(field_rate=0.9), "agendas.steward.field_rate"),
+    (lambda d: d["players"]["3"].update(field=" "), "players.3.field: expected the field's"),
 ])
 def test_a_searcher_summary_with_a_damaged_entry_is_refused(capsys, tmp_path, monkeypatch,
                                                              edit, says):
@@ -733,6 +755,12 @@ def test_a_searcher_summary_with_a_damaged_entry_is_refused(capsys, tmp_path, mo
     _refused(code, err, f"{path}: not a searcher audit fbsim wrote", says,
              "audit each table size it held again")
     assert _tree(out) == before
+
+
+def test_the_provenance_keys_are_those_every_output_records():
+    from fbsim.experiments.run.provenance import PROVENANCE_KEYS, base_provenance
+
+    assert tuple(base_provenance("t")) == PROVENANCE_KEYS
 
 
 def test_every_committed_searcher_summary_reads_back():

@@ -383,6 +383,8 @@ def test_the_rollouts_default_is_still_documented(capsys, cmd, text):
       "800"], "--budget: only with --oracle planner"),
     (["exploit", "--oracle", "search", "--agenda", "steward", "--generations", "3"],
      "--generations: only with --oracle planner"),
+    (["exploit", "--oracle", "search", "--agenda", "steward", "--players", "3", "--force"],
+     "--force: only with --oracle planner"),
     (["exploit", "--all", "--agenda", "steward"], "--agenda: not with --all"),
     (["sweep", "--vary", "masks=1,2", "--players", "4", "--games", "200", "--ci-width", "0.4"],
      "--games: not with --ci-width"),
@@ -444,4 +446,23 @@ def test_a_spec_with_the_same_point_twice_is_refused(capsys, tmp_path):
     code, stdout, err = run(capsys, "sweep", spec, "-q", "--out", out)
     assert code == 2 and stdout == ""
     one_error(err, f"sweep spec {spec}: points[2]: the same point as points[0]")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text, says", [
+    ("games = 200\nplayers = [4]\n[set]\nmasks = 2\n[vary]\nmasks = [1, 2]\n",
+     "set.masks: also swept under [vary]"),
+    ("players = [4]\nmin_games = 100\n[vary]\nmasks = [1, 2]\n",
+     "min_games: only with ci_width"),
+    ("players = [4]\nmax_games = 100000\n[vary]\nmasks = [1, 2]\n",
+     "max_games: only with ci_width"),
+])
+def test_a_spec_key_that_would_do_nothing_is_refused(capsys, tmp_path, text, says):
+    """(as the flags that would do nothing are)"""
+    spec = tmp_path / "sp.toml"
+    spec.write_text(text)
+    out = tmp_path / "o"
+    code, stdout, err = run(capsys, "sweep", spec, "-q", "--out", out)
+    assert code == 2 and stdout == ""
+    one_error(err, f"sweep spec {spec}: {says}")
     assert not out.exists()

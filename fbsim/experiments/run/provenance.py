@@ -58,7 +58,14 @@ def git_revision() -> str | None:
     return rev + ("-dirty" if dirty else "")
 
 
+PROVENANCE_KEYS = ("fbsim_version", "kernel_version", "rules_version", "layout_version",
+                   "stats_version", "git_revision", "numba_version", "numpy_version",
+                   "pyarrow_version", "python_version", "time")  # (`base_provenance`'s)
+
+
 def base_provenance(time: str) -> dict:
+    """What every output records of the code and the machine that wrote it
+    (`PROVENANCE_KEYS`)."""
     return {
         "fbsim_version": __version__,
         "kernel_version": KERNEL_VERSION,

@@ -282,6 +282,10 @@ def sweep_from_command_line(spec_file: Path | None, *, vary: list[str], players:
                    vary={**spec.vary, **parse_vary(vary)},
                    set={**spec.set, **dict(parse_set(x) for x in sets)},
                    baseline={**spec.baseline, **dict(parse_set(x) for x in baseline)})
+    bounds = [k for k in ("min_games", "max_games") if k in doc]
+    if bounds and spec.ci_width is None:  # (as --min-games without --ci-width is refused)
+        raise SpecError(f"{where}: {bounds[0]}: only with ci_width (a point plays until its "
+                        "intervals are that narrow, between min_games and max_games)")
     resolve_players(spec, players, "players" in doc)
     return spec
 
@@ -336,6 +340,10 @@ def spec_from_dict(doc: dict, where: str = "sweep spec", base_dir: Path | None =
         except SpecError as e:
             raise SpecError(f"{where}: vary.{e}") from None
     s.baseline = flatten(doc.get("baseline", {}), where=f"{where}: baseline.")
+    both = [k for k in s.set if k in s.vary]
+    if both:  # (every point would play the swept values: the set one would do nothing)
+        raise SpecError(f"{where}: set.{cut(both[0])}: also swept under [vary]; give it in "
+                        "one of them")
     s.points = [flatten(x, where=f"{where}: points[{i}].")
                 for i, x in enumerate(doc.get("points", []))]
     seen: list[str] = []  # (the searches build their points apart, and may repeat one)

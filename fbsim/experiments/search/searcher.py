@@ -30,8 +30,10 @@ import numpy as np
 
 from fbsim.errors import UsageError, shown
 from fbsim.experiments.metrics.stats import paired_proportions
+from fbsim.experiments.run.provenance import PROVENANCE_KEYS
 from fbsim.experiments.run.runner import NoProgress
 from fbsim.experiments.search.equilibrium.seeds import seed_of
+from fbsim.experiments.search.equilibrium.state import MAX_COUNT
 from fbsim.game import layout as L
 from fbsim.inputs import Key, check, interval, within
 from fbsim.kernel import Prepared, Records, columns
@@ -302,70 +304,111 @@ def gains_summary(gains: dict[str, list[SearchGain]], knobs: Knobs, seed: int, f
 # OUT/search/summary.json's keys (`fbsim.inputs`), as `gains_summary` and `fbsim exploit
 # --oracle search` write them: per table size the knobs (the fields of `Knobs`), the budgets,
 # and per Agenda its gains (`by_rollouts`: one row per budget, the fields of `SearchGain`)
-KNOB_KEYS = {"rollouts": Key("count", lo=1, required=True), "step": Key("count", lo=1),
-             "masked": Key("bool"), "margin": Key("number", lo=0), "beliefs": Key("bool")}
+KNOB_KEYS = {"rollouts": Key("count", lo=1, hi=100_000, required=True),
+             "step": Key("count", lo=1, hi=6), "masked": Key("bool"),
+             "margin": Key("number", lo=0, hi=1000), "beliefs": Key("bool")}
+COUNT = Key("count", lo=0, hi=MAX_COUNT, required=True)
 GAIN_ROW_KEYS = {
     "agenda": Key("text", choices=L.AGENDA_NAMES, required=True),
-    "rollouts": Key("count", lo=1, required=True),
+    "rollouts": Key("count", lo=1, hi=100_000, required=True),
     "rate": Key("number", lo=0, hi=1, required=True),
     "base": Key("number", lo=0, hi=1, required=True),
     "gain": Key("number", lo=-1, hi=1, required=True),
     "ci": interval(-1, 1, required=True),
-    **{k: Key("count", lo=0, required=True) for k in ("n", "changed", "decisions",
-                                                        "departures")},
+    **{k: COUNT for k in ("n", "changed", "decisions", "departures")},
 }
 GAIN_AGENDA_KEYS = {
     "search_gain": Key("number", lo=-1, hi=1, required=True),
     "search_gain_ci": interval(-1, 1, required=True),
     "field_rate": Key("number", lo=0, hi=1, required=True),
     "searcher_rate": Key("number", lo=0, hi=1, required=True),
-    "seat_games": Key("count", lo=0, required=True),
+    "seat_games": COUNT,
     "by_rollouts": Key("table", "a table of budgets", required=True),  # (rows: below)
     "held": Key("bool", required=True),
 }
 GAINS_KEYS = {
     "field": Key("text", required=True), "seed": Key("count", lo=0, required=True),
-    "seat_games": Key("count", lo=10, required=True),
+    "seat_games": Key("count", lo=10, hi=MAX_COUNT, required=True),
     "knobs": Key("table", keys=KNOB_KEYS, required=True),
-    "budgets": Key("list", "a list of rollout budgets", size=(1, 16),
-                   item=Key("count", lo=1), required=True),
+    "budgets": Key("list", "a list of rollout budgets, each above the one before",
+                   size=(1, 16), item=Key("count", lo=1, hi=100_000), required=True,
+                   ordered=True),
     "tolerance": Key("number", lo=0, hi=1, required=True),
     "agendas": Key("table", known="agenda", required=True,
                    keys={a: Key("table", keys=GAIN_AGENDA_KEYS) for a in L.AGENDA_NAMES}),
     "held": Key("bool", required=True), "note": Key("text", required=True),
     "rules_toml": Key("text", required=True),
-    "provenance": Key("table", required=True),  # (written by `base_provenance`)
+    "provenance": Key("table", required=True,
+                      keys={**{k: Key("any", required=True) for k in PROVENANCE_KEYS},
+                            "kind": Key("text", choices=("exploit search",), required=True)}),
 }
+PUBLISHED_KEYS = {"players": Key("table", required=True)}  # (its entries: `GAINS_KEYS`)
+# what an Agenda's entry repeats of its first budget's row (`gains_summary`)
+FIRST_ROW = {"search_gain": "gain", "search_gain_ci": "ci", "field_rate": "base",
+             "searcher_rate": "rate", "seat_games": "n"}
 
 
 def check_gains(doc: dict, path) -> dict:
-    """OUT/search/summary.json (as `read_published` read it): each table size's entry by
-    `GAINS_KEYS`, and what spans keys: every Agenda's rows those of the budgets, each
-    estimate within its interval. UsageError naming the file and the key, and the way out."""
+    """OUT/search/summary.json (as `read_published` read it): its keys, each table size's
+    entry by `GAINS_KEYS`, and what spans keys, as `gains_summary` writes them: every
+    Agenda's rows those of the budgets, each estimate within its interval, the Agenda's
+    numbers its first budget's, the knobs' rollouts the first budget, `held` what the upper
+    ends and the tolerance say, no more changed games than games nor departures than
+    decisions, rules that read as TOML. UsageError naming the file and the key, and the way
+    out."""
+    import tomllib
 
     def fail(key: str, message: str):
         raise UsageError(f"{path}: not a searcher audit fbsim wrote ({key}: {message}); "
                          "restore the file, or remove it and audit each table size it held "
                          "again")
 
+    doc = check(doc, PUBLISHED_KEYS, fail)
     out = {}
     for n, entry in doc["players"].items():
         where = f"players.{n}"
         entry = check(entry, GAINS_KEYS, fail, where)
+        if not entry["field"].strip():
+            fail(f"{where}.field", "expected the field's name, got blank text")
+        try:
+            tomllib.loads(entry["rules_toml"])
+        except tomllib.TOMLDecodeError as e:
+            fail(f"{where}.rules_toml", f"not TOML ({e})")
         budgets = [str(b) for b in entry["budgets"]]
+        if len(set(budgets)) < len(budgets):
+            fail(f"{where}.budgets", f"a budget repeated: {shown(entry['budgets'])}")
+        if entry["knobs"]["rollouts"] != entry["budgets"][0]:
+            fail(f"{where}.knobs.rollouts", f"expected the first budget "
+                 f"{entry['budgets'][0]}, got {entry['knobs']['rollouts']}")
         for name, a in entry["agendas"].items():
             at = f"{where}.agendas.{name}"
-            within(a["search_gain"], a["search_gain_ci"], fail, f"{at}.search_gain")
             if sorted(a["by_rollouts"]) != sorted(budgets):  # (written with keys sorted)
                 fail(f"{at}.by_rollouts", f"expected one row per budget {shown(budgets)}, "
                      f"got {shown(list(a['by_rollouts']))}")
             for b, row in a["by_rollouts"].items():
-                row = check(row, GAIN_ROW_KEYS, fail, f"{at}.by_rollouts.{b}")
-                within(row["gain"], row["ci"], fail, f"{at}.by_rollouts.{b}.gain")
+                rat = f"{at}.by_rollouts.{b}"
+                row = check(row, GAIN_ROW_KEYS, fail, rat)
+                within(row["gain"], row["ci"], fail, f"{rat}.gain")
                 if row["agenda"] != name or str(row["rollouts"]) != b:
-                    fail(f"{at}.by_rollouts.{b}", f"expected the row of {name} at {b} "
-                         f"rollouts, got {shown(row['agenda'])} at {shown(row['rollouts'])}")
+                    fail(rat, f"expected the row of {name} at {b} rollouts, got "
+                         f"{shown(row['agenda'])} at {shown(row['rollouts'])}")
+                for small, big in (("changed", "n"), ("departures", "decisions")):
+                    if row[small] > row[big]:
+                        fail(f"{rat}.{small}", f"expected at most {big} ({row[big]}), got "
+                             f"{row[small]}")
                 a["by_rollouts"][b] = row
+            first = a["by_rollouts"][budgets[0]]
+            for key, of in FIRST_ROW.items():
+                if a[key] != first[of]:
+                    fail(f"{at}.{key}", f"expected the first budget's {of} "
+                         f"{shown(first[of])}, got {shown(a[key])}")
+            held = all(r["ci"][1] <= entry["tolerance"] for r in a["by_rollouts"].values())
+            if a["held"] != held:
+                fail(f"{at}.held", f"expected {str(held).lower()} (every budget's upper end "
+                     f"against the tolerance {entry['tolerance']:g})")
+        held = all(a["held"] for a in entry["agendas"].values())
+        if entry["held"] != held:
+            fail(f"{where}.held", f"expected {str(held).lower()} (every Agenda's held)")
         out[n] = entry
     return {**doc, "players": out}
 
