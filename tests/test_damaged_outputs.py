@@ -90,6 +90,12 @@ def _set(doc: dict, path: str, value) -> None:
      "interval [low, high] of numbers from -1 to 1, in order"),
     ("players.3.rungs.0.rate", 1.0,
      "players.3.rungs[0].rate: expected a value within its interval"),
+    # (probe, round 3)
+    ("players.3.fair", 0.9, "players.3.fair: expected 1/3 (a player's fair share)"),
+    ("players.3.rungs.0.bot", " ", "players.3.rungs[0].bot: expected the rung's bot"),
+    ("players.3.rungs.0.n", 10**30, "players.3.rungs[0].n: expected a whole number from 0"),
+    ("players.3.inputs.knobs.step", 99, "players.3.inputs.knobs.step: expected a whole "
+     "number from 1 to 6"),
 ])
 def test_a_damaged_ladder_is_refused_before_anything_is_played_or_written(
         capsys, tmp_path, monkeypatch, ladder_dir, key, value, says):

@@ -26,10 +26,11 @@ from fbsim.experiments.run.provenance import base_provenance, now_iso, write_tab
 from fbsim.experiments.run.runner import NoProgress
 from fbsim.experiments.search.deviation import Deviant, evaluate
 from fbsim.experiments.search.equilibrium.seeds import seed_of
-from fbsim.experiments.search.equilibrium.state import write_json, write_text
+from fbsim.experiments.search.equilibrium.state import MAX_COUNT, write_json, write_text
 from fbsim.experiments.search.searcher import KNOB_KEYS, Knobs, search_gains
 from fbsim.game import layout as L
 from fbsim.inputs import Key, check, interval, within
+from fbsim.limits import MAX_SEED
 from fbsim.lineup import DEFAULT_BY_AGENDA, Entry, Lineup, lineup_hash
 from fbsim.rules import Rules, rules_hash
 
@@ -193,17 +194,18 @@ RUNG_KEYS = {
     "players": Key("int", lo=SIZES[0], hi=SIZES[-1], required=True),
     "agenda": Key("text", choices=L.AGENDA_NAMES, required=True),
     "rung": Key("text", choices=RUNGS, required=True),
-    "bot": Key("text", required=True),
+    "bot": Key("text", required=True),  # (a bot's name: not blank, checked below)
     "rate": Key("number", lo=0, hi=1, required=True),
     "ci": interval(0, 1, required=True),
     "gain": Key("number", lo=-1, hi=1, required=True),
     "gain_ci": interval(-1, 1, required=True),
-    "n": Key("count", lo=0, required=True),
+    "n": Key("count", lo=0, hi=MAX_COUNT, required=True),
 }
 INPUT_KEYS = {
     "field": Key("text", required=True), "lineup_hash": Key("text", required=True),
-    "seed": Key("count", lo=0, required=True), "games": Key("count", lo=1, required=True),
-    "seat_games": Key("count", lo=1, required=True),
+    "seed": Key("count", lo=0, hi=MAX_SEED, required=True),
+    "games": Key("count", lo=1, hi=MAX_COUNT, required=True),
+    "seat_games": Key("count", lo=1, hi=MAX_COUNT, required=True),
     "knobs": Key("table", keys=KNOB_KEYS, required=True),
     "rules_hash": Key("text", required=True),
 }
@@ -230,12 +232,17 @@ def check_ladder(doc, path: Path) -> dict:
 
     doc = check(doc, LADDER_KEYS, fail)
     for k, entry in doc["players"].items():
+        if abs(entry["fair"] - 1 / int(k)) > 1e-12:
+            fail(f"players.{k}.fair", f"expected 1/{k} (a player's fair share), got "
+                 f"{shown(entry['fair'])}")
         seen = set()
         for i, r in enumerate(entry["rungs"]):
             where = f"players.{k}.rungs[{i}]"
             if r["players"] != int(k):
                 fail(f"{where}.players", f"expected {k} (the table size it is filed under), "
                      f"got {shown(r['players'])}")
+            if not r["bot"].strip():
+                fail(f"{where}.bot", "expected the rung's bot, got blank text")
             within(r["rate"], r["ci"], fail, f"{where}.rate")
             within(r["gain"], r["gain_ci"], fail, f"{where}.gain")
             if (r["agenda"], r["rung"]) in seen:
