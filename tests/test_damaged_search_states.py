@@ -154,6 +154,8 @@ STATE_DAMAGES = {
         lambda d: d["searched"][0].update(field_iteration=3), "searched[0].field_iteration"),
     "a pending audit of no iteration": (
         lambda d: d.update(pending={"audit": 4, "seat": {}, "team": {}}), "pending.audit"),
+    "the field's games fewer than it dealt an Agenda in": (
+        lambda d: d["iterations"][0]["field"].update(games=0), "iterations[0].field.games"),
     "a pending response's strategy NaN": (
         lambda d: d.update(pending={
             "iteration": 1, "mixture": d["mixture"], "step": 0, "payoffs": None,
@@ -184,6 +186,10 @@ SUMMARY_DAMAGES = {
               "NaN is not a number JSON allows"),
     "a list": (lambda t: "[]", "expected a table with a table of table sizes"),
     "a size of 9": (lambda t: t.replace('"3":', '"9":', 1), "players.9: expected a table"),
+    "an empty size": (lambda t: json.dumps({"players": {**json.loads(t)["players"], "4": {}}}),
+                      "players.4.agendas: missing"),
+    "a key beside the sizes": (lambda t: '{"bogus": 1, ' + t.lstrip()[1:],
+                               "bogus: unknown key"),
 }
 
 
@@ -215,6 +221,30 @@ def test_a_file_in_a_table_sizes_place_is_refused_before_anything_is_written(
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert f"{out / 'p3'}: a file is in the place of a folder" in err, err
     assert sorted(p.name for p in out.iterdir()) == ["p3"]
+
+
+def test_a_file_of_the_users_own_in_a_fields_place_is_not_replaced(capsys, tmp_path, solved):
+    out = tmp_path / "eq"
+    shutil.copytree(solved, out)
+    (out / "p3.toml").write_text("my own notes\n")
+    before = files(out)
+    code, _, err = run(capsys, "equilibrium", "--out", out, *TINY)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{out / 'p3.toml'}: not a field file fbsim wrote" in err, err
+    assert files(out) == before
+
+
+def test_a_link_to_nothing_in_the_states_place_is_refused(capsys, tmp_path, solved):
+    """(it was taken for no state: the search started over and replaced the link)"""
+    out = tmp_path / "eq"
+    shutil.copytree(solved, out)
+    state = out / "p3" / "state.json"
+    state.unlink()
+    state.symlink_to(tmp_path / "nowhere.json")
+    code, _, err = run(capsys, "equilibrium", "--out", out, *TINY)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{state}: a link to nothing in the state's place" in err, err
+    assert state.is_symlink() and not state.exists()
 
 
 def test_the_tiny_search_resumes_as_it_was_undamaged(capsys, tmp_path, solved):

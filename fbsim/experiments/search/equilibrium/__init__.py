@@ -23,7 +23,12 @@ from pathlib import Path
 from fbsim.errors import UsageError
 from fbsim.experiments.search.equilibrium import summary as seat_summary
 from fbsim.experiments.search.equilibrium import team
-from fbsim.experiments.search.equilibrium.state import publish, read_published
+from fbsim.experiments.search.equilibrium.state import (
+    PUBLISHED_WAY_OUT,
+    publish,
+    read_published,
+    write_text,
+)
 from fbsim.experiments.search.equilibrium.trainer import Budget, SeatSearch
 
 DRAWS = ("seat", "agenda")
@@ -82,7 +87,7 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
             echo(f"  {n} players: {result['iterations']} iterations, "
                  f"{result['games']:,} games; this run took {time.monotonic() - began:.0f} s")
         out.mkdir(parents=True, exist_ok=True)
-        (out / f"p{n}.toml").write_text(seat_summary.field_file_text(s, result))
+        write_text(out / f"p{n}.toml", seat_summary.field_file_text(s, result))
         doc = publish(out, n, result)
         seat_summary.write_summary_md(out, doc)
     return doc
@@ -94,8 +99,26 @@ def check_folders(out: str | Path, players: list[int]) -> None:
     (`read_published`): UsageError naming the one that is not, before any game or file."""
     from fbsim.experiments.run.provenance import check_places
 
-    read_published(out)
-    check_places(folders=[Path(out) / f"p{n}" for n in players])
+    doc = read_published(out)
+    for n, entry in doc["players"].items():  # (each entry as `publish` merged it)
+        missing = [k for k in PUBLISHED_ENTRY if k not in entry]
+        if missing:
+            raise UsageError(f"{Path(out) / 'summary.json'}: players.{n}.{missing[0]}: "
+                             f"missing (not a table size's summary fbsim wrote); "
+                             f"{PUBLISHED_WAY_OUT}")
+    check_places(files=[Path(out) / f"p{n}.toml" for n in players],
+                 folders=[Path(out) / f"p{n}" for n in players])
+    for n in players:  # (a file of the user's own in a field file's place is not replaced)
+        field = Path(out) / f"p{n}.toml"
+        if field.is_file() and not field.read_text(errors="replace").startswith(FIELD_HEAD):
+            raise UsageError(f"{field}: not a field file fbsim wrote (it starts otherwise); "
+                             "move it away, or give another --out")
+
+
+FIELD_HEAD = "# fbsim field: "  # the first words of every pN.toml the searches write
+# the keys every table size's summary holds (`seat_summary`, `team`), whatever else it has
+PUBLISHED_ENTRY = ("agendas", "audited", "collapse", "converged", "draw", "games",
+                   "iterations", "mixture", "populations", "tolerance")
 
 
 def check_options(draw: str, budget: Budget | TeamBudget | None = None,

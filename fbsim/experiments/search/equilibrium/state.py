@@ -312,6 +312,10 @@ def check_state(doc, path: Path, way_out: str = RESUME_WAY_OUT) -> None:
             within(stats[key]["rate"], stats[key]["ci"], fail, f"{where}.{key}.rate")
         for a, s in stats["agendas"].items():
             within(s["win_rate"], s["ci"], fail, f"{where}.agendas.{a}.win_rate")
+            dealt = sum(d["games"] for d in s["by_deal"].values())
+            if dealt > stats["games"]:
+                fail(f"{where}.games", f"expected at least the {dealt} games the {a} was "
+                     f"dealt in (by_deal), got {stats['games']}")
             for key, x, lo in ((f"{a}.player_win_rate", s["player_win_rate"], 0),
                                (f"{a}.player_win_ci[0]", s["player_win_ci"][0], None),
                                (f"{a}.player_win_ci[1]", s["player_win_ci"][1], None)):
@@ -476,6 +480,10 @@ def read_published(out: str | Path) -> dict:
     if not isinstance(doc, dict) or not isinstance(doc.get("players"), dict):
         refuse(f"expected a table with a table of table sizes under \"players\", got "
                f"{shown(doc)}")
+    other = [k for k in doc if k != "players"]
+    if other:
+        refuse(f"{other[0]}: unknown key (a summary holds its table sizes under \"players\" "
+               "only)")
     for n, x in doc["players"].items():
         if n not in {str(k) for k in range(3, 7)} or not isinstance(x, dict):
             refuse(f"players.{n}: expected a table size 3 to 6 holding a table, got "

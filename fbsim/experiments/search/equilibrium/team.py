@@ -67,7 +67,12 @@ from fbsim.experiments.search.cem import Dim, cem
 from fbsim.experiments.search.deviation import finite
 from fbsim.experiments.search.equilibrium import fields
 from fbsim.experiments.search.equilibrium.fields import STARTING_POPULATIONS, planner
-from fbsim.experiments.search.equilibrium.state import clear_temporaries, publish, write_json
+from fbsim.experiments.search.equilibrium.state import (
+    clear_temporaries,
+    publish,
+    write_json,
+    write_text,
+)
 from fbsim.experiments.search.equilibrium.summary import pc
 from fbsim.experiments.search.meta import payoffs, solve
 from fbsim.game import layout as L
@@ -657,7 +662,7 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
             raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
         s = Search(n, out, seed, budget, rules, sets or {}, client, progress, echo, force)
         summary = s.run()
-        (out / f"p{n}.toml").write_text(field_file_text(s, summary))
+        write_text(out / f"p{n}.toml", field_file_text(s, summary))
         doc = publish(out, n, summary)
         write_summary_md(out, doc)
     return doc

@@ -152,6 +152,10 @@ class SeatSearch:
             warm = warm_start(Path(start_from), players)
             self.config["from"] = {"folder": str(start_from), "digest": warm[2]}
         path = self.dir / "state.json"
+        if path.is_symlink() and not path.exists() and not force:
+            raise UsageError(f"{path}: a link to nothing in the state's place; restore the "
+                             "state it named, or run again with --force to start the search "
+                             "over")
         if path.exists() and not force:  # (a damaged state refused before any change)
             self.state = State.load(path, self.config)
         elif warm is not None:
