@@ -375,6 +375,10 @@ TRIALS_DAMAGES = {
     "a worst distance not its rates'": (
         lambda d: _trial(d, 0)["sizes"]["3"].update(worst=0.0), "trials[0].sizes.3.worst"),
     "a duplicate number": (lambda d: _trial(d, 1).update(number=0), "trials[1].number"),
+    "a trial never played (no folder)": (
+        lambda d: d["trials"].append(dict(_trial(d, 1), number=len(d["trials"]),
+                                          folder=f"trials/{len(d['trials']):04d}")),
+        "trials[2].folder"),
 }
 
 

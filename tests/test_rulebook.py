@@ -99,6 +99,8 @@ def test_every_value_of_the_default_levers_is_playable_at_every_table_size():
     ({"budget": {"final": {"tolerance": 2}}}, "budget.final: --tolerance"),
     ({"budget": {"trial": {"distill": 21}}}, "budget.trial: --distill: 0 to 20"),
     ({"trials": 0}, "trials"),
+    ({"trials": 2, "finalists": 5}, "finalists: expected at most trials (2), got 5"),
+    ({"trials": 2, "startup": 5}, "startup: expected at most trials (2), got 5"),
     ({"players": [2]}, "table sizes are 3 to 6"),
 ])
 def test_a_bad_spec_names_the_key_and_what_was_wrong(edit, message):

@@ -325,6 +325,9 @@ def rulebook_spec_from_dict(doc: dict, where: str = "tune spec",
             if lo > hi:
                 fail(f"target.{k}", f"expected {BAND.wanted}, got {shown([lo, hi])}")
             setattr(s, k, (lo, hi))
+    for k in ("finalists", "startup"):  # (more than there are trials would do nothing)
+        if getattr(s, k) > s.trials:
+            fail(k, f"expected at most trials ({s.trials}), got {getattr(s, k)}")
     for part, attr in (("trial", "trial_budget"), ("final", "final_budget")):
         try:
             setattr(s, attr, replace(getattr(s, attr), **doc.get("budget", {}).get(part, {})))
@@ -708,6 +711,9 @@ def check_trials(doc, path: Path, spec: RulebookSpec) -> list[dict]:
                  f"got {t['number']}")
         if t["folder"] != f"trials/{i:04d}":
             fail(f"{where}.folder", f"expected \"trials/{i:04d}\", got {shown(t['folder'])}")
+        if not (Path(path).parent / t["folder"]).is_dir():  # (written before its record)
+            fail(f"{where}.folder", f"{t['folder']} is not there: a trial fbsim recorded "
+                 "was played in it")
         for k, v in t["params"].items():
             if levers[k].raw(_value(v)) is None:
                 fail(f"{where}.params.{k}", f"expected {_range_text(levers[k])} (its range "
