@@ -532,6 +532,7 @@ def plot_cmd(
              "(report.html -> report.parquet). An interrupted run started again with the "
              "same inputs skips the table sizes it had finished.")
 def report_cmd(
+    ctx: typer.Context,
     rules_file: RulesOpt = None,
     against: Annotated[Path | None, typer.Option(
         help="The old rules file to compare against (paired, same games); `default` for "
@@ -560,14 +561,16 @@ def report_cmd(
         "the same games.")] = None,
     exploit: Annotated[Path | None, typer.Option(
         help="Folder of `fbsim exploit` results; those played under the same rules are "
-             "shown.", file_okay=False)] = Path("results/exploit"),
+             "shown; `none` for no such section.", file_okay=False)] = Path("results/exploit"),
     rulebook: Annotated[Path | None, typer.Option(
         help="Folder of a `fbsim tune --equilibrium` search: its \"rules under strong "
              "play\" section is shown when the page's rules are the ones it recommends or "
-             "searched from.", file_okay=False)] = Path("results/tune-equilibrium"),
+             "searched from; `none` for no such section.", file_okay=False)
+                        ] = Path("results/tune-equilibrium"),
     ladder: Annotated[Path | None, typer.Option(
         help="Folder of a `fbsim ladder`: its table sizes played under the page's rules "
-             "are shown as \"how much skill pays\".", file_okay=False)
+             "are shown as \"how much skill pays\"; `none` for no such section.",
+        file_okay=False)
                       ] = Path("results/ladder"),
     screenshot: Annotated[Path | None, typer.Option(
         help="Also save a full-page PNG of the report, rendered in headless Chromium "
@@ -609,6 +612,16 @@ def report_cmd(
     # run, started again with the same inputs, skips them
     check_inputs(rules_file, against, n, sizes, set_ or [], against_set or [], lineup,
                  against_lineup)
+    # `none`: no such section
+    exploit, rulebook, ladder = (None if x is not None and str(x) == "none" else x
+                                 for x in (exploit, rulebook, ladder))
+    for name, folder, wants in (("rulebook", rulebook, "summary.json"),
+                                ("ladder", ladder, "ladder.json")):
+        # (a folder named on the command line with nothing of its kind in it would be
+        # skipped as the default folder is where a checkout has none)
+        if folder is not None and given(ctx, name) and not (folder / wants).is_file():
+            raise UsageError(f"--{name} {folder}: no {wants} there (not a folder of "
+                             f"`fbsim {'tune --equilibrium' if name == 'rulebook' else name}`)")
     read_ladder_folder(ladder)  # (a damaged ladder refused before the lock is taken)
     read_rulebook_folder(rulebook)  # (and a summary of another kind)
     read_exploit_folder(exploit)  # (and a damaged exploit result)

@@ -608,6 +608,7 @@ def test_source_date_epoch_with_spaces_around_is_the_time_the_provenance_records
     ("not json", "cannot be read"),
     (None, "players.4.agendas.steward.player_win_rate: expected a number from 0 to 1"),
     ("reversed", "players.4.agendas.steward.player_win_ci: expected an interval"),
+    ("bogus", "bogus: unknown key"),
 ])
 def test_report_refuses_a_rulebook_summary_of_another_kind_before_any_game(
         capsys, tmp_path, summary, key):
@@ -616,10 +617,12 @@ def test_report_refuses_a_rulebook_summary_of_another_kind_before_any_game(
     before any game is played: no page, no lock, no kept table sizes."""
     folder = tmp_path / "rb"
     folder.mkdir()
-    if summary in (None, "reversed"):  # (the committed search's, a number edited)
+    if summary in (None, "reversed", "bogus"):  # (the committed search's, edited)
         doc = json.loads((ROOT / "results" / "tune-equilibrium" / "summary.json").read_text())
         r = doc["players"]["4"]["agendas"]["steward"]
-        if summary is None:
+        if summary == "bogus":
+            doc["bogus"] = 1
+        elif summary is None:
             r["player_win_rate"] = 2.0  # (a page would show 200.0%)
         else:
             r["player_win_ci"] = r["player_win_ci"][::-1]
@@ -631,6 +634,32 @@ def test_report_refuses_a_rulebook_summary_of_another_kind_before_any_game(
                        folder, "--out", out, "-q")
     assert code == 2 and err.count("\n") == 1, err
     assert f"{folder / 'summary.json'}: {key}" in err, err
+    assert list(out.parent.iterdir()) == []
+
+
+def test_the_rulebook_summary_keys_are_those_the_search_writes():
+    from fbsim.experiments.search.rulebook import SUMMARY_KEYS
+
+    doc = json.loads((ROOT / "results" / "tune-equilibrium" / "summary.json").read_text())
+    assert sorted(doc) == sorted(SUMMARY_KEYS)
+
+
+@pytest.mark.parametrize("name, make, says", [
+    ("rulebook", lambda f: f.mkdir(), "no summary.json there"),
+    ("rulebook", lambda f: None, "no summary.json there"),
+    ("ladder", lambda f: f.mkdir(), "no ladder.json there"),
+])
+def test_a_folder_named_for_a_report_section_must_hold_it(capsys, tmp_path, name, make, says):
+    """(a folder named on the command line was skipped when it held nothing of its kind, as
+    the default folder is where a checkout has none; `none` turns the section off)"""
+    folder = tmp_path / "sw"
+    make(folder)
+    out = tmp_path / "page" / "r.html"
+    out.parent.mkdir()
+    code, _, err = run(capsys, "report", "--players", "3", "--games", "100", f"--{name}",
+                       folder, "--out", out, "-q")
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"--{name} {folder}: {says}" in err, err
     assert list(out.parent.iterdir()) == []
 
 

@@ -164,8 +164,8 @@ def _report(capsys, tmp_path: Path, exploit: Path):
     page = tmp_path / "page" / "R.html"
     page.parent.mkdir(exist_ok=True)
     code, _, err = run(capsys, "report", "--players", "3", "--games", "200", "-q",
-                       "--out", page, "--exploit", exploit, "--rulebook", tmp_path / "none",
-                       "--ladder", tmp_path / "none")
+                       "--out", page, "--exploit", exploit, "--rulebook", "none",
+                       "--ladder", "none")
     return code, err, page
 
 
@@ -687,7 +687,8 @@ SEARCH = ["exploit", "--oracle", "search", "--agenda", "steward", "--players", "
 
 
 @pytest.mark.parametrize("text, says", [("{", "not readable JSON"),
-                                        ('{"players": {"3": NaN}}', "NaN is not a number")])
+                                        ('{"players": {"3": NaN}}', "NaN is not a number"),
+                                        ('{"players": {}, "bogus": 1}', "bogus: unknown key")])
 def test_a_damaged_searcher_summary_is_refused_and_keeps_the_sizes_it_holds(
         capsys, tmp_path, monkeypatch, text, says):
     """OUT/search/summary.json, which each table size's gains are merged into, damaged: one
@@ -732,7 +733,6 @@ def _steward_3(doc):
                                                                   "TOML"),
     (lambda d: d["players"]["3"].update(provenance={}), "players.3.provenance.fbsim_version: "
                                                          "missing"),
-    (lambda d: d.update(bogus=1), "bogus: unknown key"),
     (lambda d: d["players"]["3"]["knobs"].update(rollouts=65), "knobs.rollouts: expected the "
                                                                "first budget 64"),
     (lambda d: _steward_3(d)["by_rollouts"]["64"].update(changed=10**6),

@@ -239,7 +239,7 @@ def read_rulebook_folder(folder: str | Path | None) -> dict | None:
     """The summary.json of the `fbsim tune --equilibrium` folder `folder` (None: no folder,
     or none there); one of another kind, or damaged, is a usage error naming the file and
     the key (read before any game is played)."""
-    from fbsim.experiments.search.rulebook import AGENDA_RESULT
+    from fbsim.experiments.search.rulebook import AGENDA_RESULT, SUMMARY_KEYS
     from fbsim.inputs import Key, value, within
 
     if folder is None or not (Path(folder) / "summary.json").is_file():
@@ -257,6 +257,9 @@ def read_rulebook_folder(folder: str | Path | None) -> dict | None:
                          f"({type(e).__name__}: {e})") from None
     if not isinstance(doc, dict):
         fail("(top)", f"expected a table, got {type(doc).__name__}")
+    other = [k for k in doc if k not in SUMMARY_KEYS]
+    if other:
+        fail(cut(str(other[0])), "unknown key")
     for k, key in _rulebook_keys().items():
         table, _, inner = k.partition(".")  # ("a.b": key b of the table a)
         where = doc[table] if inner and isinstance(doc.get(table), dict) else doc

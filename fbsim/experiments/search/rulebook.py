@@ -904,6 +904,14 @@ def _finalists(trials: list[dict], k: int) -> list[dict]:
     return out[:k]
 
 
+# summary.json's own keys (`rulebook_summary`): what `fbsim report --rulebook` reads back
+SUMMARY_KEYS = ("rules", "found", "changes", "loss", "players", "target", "finalist", "trial",
+                "folder", "solved", "beats_unchanged", "unchanged_confirmed",
+                "finalist_losses", "unchanged", "levers", "trials", "best_by_size",
+                "lever_effects", "finalists", "games", "from", "seed", "rules_hash",
+                "base_rules_hash", "note")
+
+
 def rulebook_summary(spec: RulebookSpec, trials: list[dict], finalists: list[dict],
                      best: dict) -> dict:
     """summary.json: the recommended rules at their own single-seat equilibrium, per table
