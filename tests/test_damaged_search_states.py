@@ -152,6 +152,9 @@ STATE_DAMAGES = {
             search_gain=NAN), None),
     "the searcher's audit of no iteration": (
         lambda d: d["searched"][0].update(field_iteration=3), "searched[0].field_iteration"),
+    "a pending audit of an iteration audited already": (
+        lambda d: d.update(pending={"audit": d["audits"][0]["iteration"], "seat": {},
+                                    "team": {}}), "pending.audit"),
     "a pending audit of no iteration": (
         lambda d: d.update(pending={"audit": 4, "seat": {}, "team": {}}), "pending.audit"),
     "the field's games fewer than it dealt an Agenda in": (
@@ -221,6 +224,21 @@ def test_a_file_in_a_table_sizes_place_is_refused_before_anything_is_written(
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert f"{out / 'p3'}: a file is in the place of a folder" in err, err
     assert sorted(p.name for p in out.iterdir()) == ["p3"]
+
+
+def test_a_pending_audit_beyond_the_audits_asked_for_is_refused(capsys, tmp_path, solved):
+    """(it was played: an audit the search, given --audits 0, would never start)"""
+    out = tmp_path / "eq"
+
+    def edit(d):
+        d["audits"] = []
+        d["pending"] = {"audit": 0, "seat": {}, "team": {}}
+
+    path = damaged(solved, out, "p3/state.json", edit)
+    tiny = [x if x != "1" or TINY[i - 1] != "--audits" else "0" for i, x in enumerate(TINY)]
+    assert tiny[tiny.index("--audits") + 1] == "0"
+    err = refused(capsys, out, path, "pending.audit", "equilibrium", "--out", out, *tiny)
+    assert "give --audits 1 or more to finish it" in err
 
 
 def test_a_file_of_the_users_own_in_a_fields_place_is_not_replaced(capsys, tmp_path, solved):

@@ -57,6 +57,7 @@ from fbsim.experiments.search.equilibrium.oracle import (
 )
 from fbsim.experiments.search.equilibrium.seeds import seed_of
 from fbsim.experiments.search.equilibrium.state import (
+    RESUME_WAY_OUT,
     STATE_VERSION,
     Audit,
     Iteration,
@@ -158,6 +159,7 @@ class SeatSearch:
                              "over")
         if path.exists() and not force:  # (a damaged state refused before any change)
             self.state = State.load(path, self.config)
+            self._check_pending_audit(path)
         elif warm is not None:
             self.state = State(self.config, warm[0], warm[1])
         else:
@@ -166,6 +168,21 @@ class SeatSearch:
                                {a: [1.0 / len(p)] * len(p) for a, p in pops.items()})
         clear_temporaries(self.dir)  # (a killed run's, a full disk's)
         self.rules = self._rules()
+
+    def _check_pending_audit(self, path: Path) -> None:
+        """An audit under way (a killed run's) is finished on resume only where it is one
+        the search would start: of an iteration not yet audited, within --audits."""
+        st, k = self.state, self.state.pending.get("audit")
+        if k is None:
+            return
+        done = sum(1 for a in st.audits if a.iteration >= st.phase_start())
+        why = (f"iteration {k} is audited already" if st.audit_of(k) is not None else
+               f"the phase has {done} audits and --audits allows {self.budget.audits}: give "
+               f"--audits {done + 1} or more to finish it" if done >= self.budget.audits
+               else None)
+        if why is not None:
+            raise UsageError(f"{path}: pending.audit: an audit under way that this search "
+                             f"would not play ({why}); {RESUME_WAY_OUT}")
 
     def _rules(self):
         from fbsim.rules import load_rules, nest
