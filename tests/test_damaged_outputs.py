@@ -832,6 +832,25 @@ def test_a_full_disk_while_a_table_is_written_names_the_table_and_leaves_no_temp
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_full_disk_while_the_records_are_written_names_them_and_leaves_no_temporary(
+        capsys, tmp_path, monkeypatch):
+    """(the records stream through a writer of their own: its failure names the records
+    file too, the reason read from pyarrow's text)"""
+    import pyarrow.parquet as pq
+
+    class Full(pq.ParquetWriter):
+        def write_table(self, table, *a, **k):
+            raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on "
+                          "device")
+
+    monkeypatch.setattr(pq, "ParquetWriter", Full)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "simulate", "--games", "100", "--players", "3", "-q",
+                       "--records", "r.parquet")
+    _refused(code, err, "r.parquet: No space left on device")
+    assert not [p for p in tmp_path.iterdir() if ".tmp" in p.name or p.suffix == ".parquet"]
+
+
 def test_a_link_in_the_locks_place_is_refused_and_never_followed(capsys, tmp_path):
     out = tmp_path / "s"
     out.mkdir()

@@ -1,29 +1,76 @@
 """One writer per output folder: a lock file inside it, taken without waiting.
 
 Two runs writing into one folder (two sweeps into one --out, say) would interleave their
-points; the second one fails at once instead. The lock is the operating system's (flock,
-through `filelock`), so a killed run leaves no stale lock behind. It is re-entrant within a
-process: an experiment holds its folder while its sweep and its figures take it again.
+points; the second one fails at once instead. The lock is the operating system's (flock),
+so a killed run leaves no stale lock behind, and its file is removed as the lock is let go
+(the run finished, failed or was refused), while still held: a run that opened the file
+before it was removed finds, once it has the lock, that the file it locked is no longer the
+one at the path, and opens it again. It is re-entrant within a process: an experiment holds
+its folder while its sweep and its figures take it again.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from fbsim.errors import UsageError
 
 LOCK_NAME = ".fbsim.lock"
-_LOCKS: dict[str, FileLock] = {}  # one per lock file, so that taking it again nests
+_LOCKS: dict[str, _Held] = {}  # one per lock file, so that taking it again nests
+_GUARD = threading.Lock()
+
+
+class _Busy(Exception):
+    """Another process holds the lock."""
+
+
+class _Held:
+    """One lock file held by this process: its descriptor and how many times it is taken."""
+
+    def __init__(self, path: Path):
+        self.path, self.fd, self.count = path, None, 0
+
+    def acquire(self) -> None:
+        if self.count:
+            self.count += 1
+            return
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise _Busy from None
+            try:  # the file locked is still the one at the path (not removed meanwhile)
+                here = os.stat(self.path)
+                mine = os.fstat(fd)
+                if (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino):
+                    self.fd, self.count = fd, 1
+                    return
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+
+    def release(self) -> None:
+        self.count -= 1
+        if self.count == 0:
+            try:
+                self.path.unlink(missing_ok=True)  # (while held: see the module's docstring)
+            finally:
+                os.close(self.fd)  # (closing lets the lock go)
+                self.fd = None
 
 
 @contextmanager
 def output_lock(folder: str | Path, name: str = LOCK_NAME) -> Iterator[Path]:
     """Hold the lock file `name` in `folder` (created if missing) while writing there;
-    `UsageError` at once when another run holds it."""
+    `UsageError` at once when another run holds it. The lock file is removed as the lock is
+    let go."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     if (folder / name).is_symlink() or ((folder / name).exists()
@@ -31,18 +78,19 @@ def output_lock(folder: str | Path, name: str = LOCK_NAME) -> Iterator[Path]:
         raise UsageError(f"{folder / name}: not fbsim's lock file (a link or a folder: the "
                          "lock is never followed elsewhere); remove it and run again")
     path = (folder / name).resolve()
-    lock = _LOCKS.get(str(path))
-    if lock is None:
-        lock = _LOCKS[str(path)] = FileLock(str(path), timeout=0, thread_local=False)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise UsageError(f"{folder}: another fbsim run is writing into this folder (it holds "
-                         f"{name}); wait for it to finish, or write elsewhere") from None
+    with _GUARD:
+        lock = _LOCKS.setdefault(str(path), _Held(path))
+        try:
+            lock.acquire()
+        except _Busy:
+            raise UsageError(f"{folder}: another fbsim run is writing into this folder (it "
+                             f"holds {name}); wait for it to finish, or write elsewhere"
+                             ) from None
     try:
         yield folder
     finally:
-        lock.release()
+        with _GUARD:
+            lock.release()
 
 
 def remove_stale_temporaries(folder: str | Path, prefix: str = ".") -> list[Path]:

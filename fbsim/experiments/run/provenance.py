@@ -101,22 +101,22 @@ def write_table_beside(df: pd.DataFrame, path: Path, provenance: dict) -> Path:
         pq.write_table(table, tmp, compression="zstd")
     except OSError as e:  # (pyarrow's names no file, or names the temporary: name `path`)
         tmp.unlink(missing_ok=True)
-        raise OSError(*_arrow_reason(e), str(path)) from None
+        raise write_error(e, path) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return tmp
 
 
-def _arrow_reason(e: OSError) -> tuple[int | None, str]:
-    """An OSError's errno and reason, read from pyarrow's text where it gives neither ("Error
-    writing bytes to file. Detail: [errno 28] No space left on device")."""
+def write_error(e: OSError, path: str | Path) -> OSError:
+    """The OSError of a failed write of `path` (through its temporary), naming `path`, with
+    the errno and reason read from pyarrow's text where it gives them there ("Error writing
+    bytes to file. Detail: [errno 28] No space left on device")."""
     import re
 
-    if e.strerror:
-        return e.errno, e.strerror
-    m = re.search(r"\[errno (\d+)\] (.+)$", str(e))
-    return (int(m.group(1)), m.group(2)) if m else (e.errno, str(e))
+    m = re.search(r"\[errno (\d+)\] (.+)$", str(e).strip())
+    errno_, reason = (int(m.group(1)), m.group(2)) if m else (e.errno, e.strerror or str(e))
+    return OSError(errno_, reason, str(path))
 
 
 def read_provenance(path: str | Path) -> dict:

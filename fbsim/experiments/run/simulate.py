@@ -7,6 +7,7 @@ readable report and, on request, the per-game records as Parquet.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +18,13 @@ import pyarrow.parquet as pq
 
 from fbsim.experiments.metrics.tables import sweep_tables
 from fbsim.experiments.metrics.tally import Tally
-from fbsim.experiments.run.provenance import META_KEY, base_provenance, now_iso, write_table
+from fbsim.experiments.run.provenance import (
+    META_KEY,
+    base_provenance,
+    now_iso,
+    write_error,
+    write_table,
+)
 from fbsim.experiments.run.runner import Arm, NoProgress, run_blocks
 from fbsim.experiments.run.spec import SpecError, SweepSpec, build_points, resolve_players
 from fbsim.game import layout as L
@@ -190,20 +197,37 @@ class RecordsWriter:
                 # `bot_<seat>` is the seat's lineup entry: its name is codes["bot"][entry]
                 b"fbsim.codes": json.dumps({**GR.codes(), "bot": lineup.labels()}).encode()}
         self.schema = schema.with_metadata(meta)
-        self.w = pq.ParquetWriter(self.tmp, self.schema, compression="zstd")
+        self.w = None
+        with self._named():
+            self.w = pq.ParquetWriter(self.tmp, self.schema, compression="zstd")
+
+    @contextmanager
+    def _named(self):
+        """A failed write (a full disk) raised as an OSError naming the records file, its
+        temporary removed."""
+        try:
+            yield
+        except OSError as e:
+            self.abort()
+            raise write_error(e, self.path) from None
 
     def write(self, table: pa.Table) -> None:
-        self.w.write_table(table.replace_schema_metadata(self.schema.metadata))
+        with self._named():
+            self.w.write_table(table.replace_schema_metadata(self.schema.metadata))
 
     def close(self) -> None:
-
         from fbsim.experiments.run.lock import move_into_place
 
-        self.w.close()
+        with self._named():
+            self.w.close()
         move_into_place(self.tmp, self.path)
 
     def abort(self) -> None:
-        self.w.close()
+        try:
+            if self.w is not None:
+                self.w.close()
+        except OSError:
+            pass  # (the file it was writing is removed anyway)
         self.tmp.unlink(missing_ok=True)
 
 
