@@ -94,8 +94,8 @@ def _set(doc: dict, path: str, value) -> None:
     ("players.3.fair", 0.9, "players.3.fair: expected 1/3 (a player's fair share)"),
     ("players.3.rungs.0.bot", " ", "players.3.rungs[0].bot: expected the rung's bot"),
     ("players.3.rungs.0.n", 10**30, "players.3.rungs[0].n: expected a whole number from 0"),
-    ("players.3.inputs.knobs.step", 99, "players.3.inputs.knobs.step: expected a whole "
-     "number from 1 to 6"),
+    ("players.3.inputs.knobs.step", 99, "players.3.inputs.knobs.step: expected an integer "
+     "from 1 to 6"),
 ])
 def test_a_damaged_ladder_is_refused_before_anything_is_played_or_written(
         capsys, tmp_path, monkeypatch, ladder_dir, key, value, says):
@@ -136,8 +136,9 @@ def test_a_ladder_without_an_agendas_field_rung_is_refused(capsys, tmp_path, lad
 def test_the_ladder_schema_names_every_field_of_a_rung_and_of_the_knobs():
     from dataclasses import fields
 
+    from fbsim.experiments.search.equilibrium.state import KNOB_KEYS
     from fbsim.experiments.search.ladder import RUNG_KEYS, Rung
-    from fbsim.experiments.search.searcher import GAIN_ROW_KEYS, KNOB_KEYS, Knobs, SearchGain
+    from fbsim.experiments.search.searcher import GAIN_ROW_KEYS, Knobs, SearchGain
 
     assert set(RUNG_KEYS) == {f.name for f in fields(Rung)}
     assert set(KNOB_KEYS) == {f.name for f in fields(Knobs)}
@@ -719,7 +720,7 @@ def _steward_3(doc):
     (lambda d: _steward_3(d)["by_rollouts"].pop("64"),
      "agendas.steward.by_rollouts: expected one row per budget"),
     (lambda d: _steward_3(d)["by_rollouts"]["64"].update(n=-3),
-     "by_rollouts.64.n: expected a whole number from 0 to"),
+     "by_rollouts.64.n: expected an integer from 0 to"),
     (lambda d: _steward_3(d)["by_rollouts"]["64"].update(agenda="opportunist"),
      "by_rollouts.64: expected the row of steward at 64 rollouts"),
     (lambda d: d["players"]["3"]["knobs"].update(rollouts=0), "knobs.rollouts"),

@@ -26,8 +26,8 @@ from fbsim.experiments.run.provenance import base_provenance, now_iso, write_tab
 from fbsim.experiments.run.runner import NoProgress
 from fbsim.experiments.search.deviation import Deviant, evaluate
 from fbsim.experiments.search.equilibrium.seeds import seed_of
-from fbsim.experiments.search.equilibrium.state import MAX_COUNT, write_json, write_text
-from fbsim.experiments.search.searcher import KNOB_KEYS, Knobs, search_gains
+from fbsim.experiments.search.equilibrium.state import KNOB_KEYS, MAX_COUNT, write_json, write_text
+from fbsim.experiments.search.searcher import Knobs, search_gains
 from fbsim.game import layout as L
 from fbsim.inputs import Key, check, interval, within
 from fbsim.limits import MAX_SEED

@@ -33,7 +33,7 @@ from fbsim.experiments.metrics.stats import paired_proportions
 from fbsim.experiments.run.provenance import PROVENANCE_KEYS
 from fbsim.experiments.run.runner import NoProgress
 from fbsim.experiments.search.equilibrium.seeds import seed_of
-from fbsim.experiments.search.equilibrium.state import MAX_COUNT
+from fbsim.experiments.search.equilibrium.state import KNOB_KEYS, MAX_COUNT, SEARCH_GAIN_KEYS
 from fbsim.game import layout as L
 from fbsim.inputs import Key, check, interval, within
 from fbsim.kernel import Prepared, Records, columns
@@ -304,19 +304,8 @@ def gains_summary(gains: dict[str, list[SearchGain]], knobs: Knobs, seed: int, f
 # OUT/search/summary.json's keys (`fbsim.inputs`), as `gains_summary` and `fbsim exploit
 # --oracle search` write them: per table size the knobs (the fields of `Knobs`), the budgets,
 # and per Agenda its gains (`by_rollouts`: one row per budget, the fields of `SearchGain`)
-KNOB_KEYS = {"rollouts": Key("count", lo=1, hi=100_000, required=True),
-             "step": Key("count", lo=1, hi=6), "masked": Key("bool"),
-             "margin": Key("number", lo=0, hi=1000), "beliefs": Key("bool")}
 COUNT = Key("count", lo=0, hi=MAX_COUNT, required=True)
-GAIN_ROW_KEYS = {
-    "agenda": Key("text", choices=L.AGENDA_NAMES, required=True),
-    "rollouts": Key("count", lo=1, hi=100_000, required=True),
-    "rate": Key("number", lo=0, hi=1, required=True),
-    "base": Key("number", lo=0, hi=1, required=True),
-    "gain": Key("number", lo=-1, hi=1, required=True),
-    "ci": interval(-1, 1, required=True),
-    **{k: COUNT for k in ("n", "changed", "decisions", "departures")},
-}
+GAIN_ROW_KEYS = SEARCH_GAIN_KEYS  # (one budget's row, as a state keeps it too)
 GAIN_AGENDA_KEYS = {
     "search_gain": Key("number", lo=-1, hi=1, required=True),
     "search_gain_ci": interval(-1, 1, required=True),

@@ -17,7 +17,7 @@ from typing import NoReturn
 from fbsim.errors import UsageError, cut, shown
 from fbsim.experiments.search.deviation import SEAT, TEAM
 from fbsim.game import layout as L
-from fbsim.inputs import Key
+from fbsim.inputs import Key, interval
 from fbsim.policies.field import COMPONENTS
 from fbsim.policies.planner import CAPITAL_BANDS, TABLE_BANDS
 
@@ -203,13 +203,16 @@ PENDING_ITERATION_KEYS = _needed({
 PENDING_AUDIT_KEYS = _needed({
     "audit": INDEX, "seat": _by_agenda(Key("table", keys=CHOSEN_KEYS), every=False),
     "team": _by_agenda(Key("table", keys=CHOSEN_KEYS), every=False)})
-# the searcher's knobs (`searcher.Knobs.as_dict`) and gains (`searcher.SearchGain.as_dict`)
-KNOBS = Key("table", keys=_needed({"rollouts": Key("int", lo=1), "step": Key("int", lo=1),
-                                   "masked": Key("bool"), "margin": Key("number", lo=0),
-                                   "beliefs": Key("bool")}))
+# the searcher's knobs (`searcher.Knobs.as_dict`, in the command line's ranges) and gains
+# (`searcher.SearchGain.as_dict`), wherever they are kept (states, summaries, the ladder)
+ROLLOUTS = Key("int", lo=1, hi=100_000)
+KNOB_KEYS = _needed({"rollouts": ROLLOUTS, "step": Key("int", lo=1, hi=6),
+                     "masked": Key("bool"), "margin": Key("number", lo=0, hi=1000),
+                     "beliefs": Key("bool")})
+KNOBS = Key("table", keys=KNOB_KEYS)
 SEARCH_GAIN_KEYS = _needed({
-    "agenda": Key("text", choices=AGENDAS), "rollouts": Key("int", lo=1), "rate": RATE,
-    "base": RATE, "gain": DIFF, "ci": _pair(DIFF), "n": INDEX, "changed": INDEX,
+    "agenda": Key("text", choices=AGENDAS), "rollouts": ROLLOUTS, "rate": RATE,
+    "base": RATE, "gain": DIFF, "ci": interval(-1, 1), "n": INDEX, "changed": INDEX,
     "decisions": INDEX, "departures": INDEX})
 SEARCHED_KEYS = _needed({
     "phase": INDEX, "field_iteration": INDEX, "seed": INDEX, "seat_games": INDEX,
