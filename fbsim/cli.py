@@ -1100,6 +1100,22 @@ def equilibrium_cmd(
         help="seat: the share of a field component's weight its distilled copy takes, above "
              "0 and at most 1 (0.5: half the table keeps playing the old strategy).")
                              ] = None,
+    map_starts: Annotated[int | None, typer.Option(
+        "--map", help="seat: map the equilibria instead of finding one: at least this many "
+        "cold starts per table size (seeds --seed, --seed + 1, ..., each a search from "
+        "scratch in OUT/starts/pN/s<seed>/, resumed where it stopped), their answers told "
+        "apart by outcome, each equilibrium's basin share (the fraction of starts reaching "
+        "it) with its interval; starts are added until none of the last --map-new-within "
+        "found a new one. OUT/pN.toml is the largest basin's.", min=2)] = None,
+    map_most: Annotated[int | None, typer.Option(
+        help="seat, with --map: starts at most per table size (3 x --map).", min=2)] = None,
+    map_new_within: Annotated[int | None, typer.Option(
+        help="seat, with --map: stop once this many starts in a row found no new "
+             "equilibrium (8, or --map less one if smaller).", min=1)] = None,
+    map_distance: Annotated[float, typer.Option(
+        help="seat, with --map: two answers are one equilibrium when every Agenda's chance "
+             "to win as a player and the Collapse rate are within this many points.",
+        min=0, max=100)] = 3.0,
     quiet: QuietOpt = False,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
@@ -1109,6 +1125,7 @@ def equilibrium_cmd(
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import check_output_folder, check_places
+    from fbsim.experiments.search.equilibrium.basins import NEW_WITHIN, check_map
     from fbsim.experiments.search.searcher import Knobs
 
     searcher_games = (0 if searcher_games.strip() == "0"
@@ -1123,6 +1140,7 @@ def equilibrium_cmd(
         check_options,
         format_summary,
         run_equilibrium,
+        run_map,
     )
     from fbsim.experiments.search.equilibrium.fields import check_dealt
     from fbsim.experiments.search.equilibrium.trainer import warm_start
@@ -1156,6 +1174,23 @@ def equilibrium_cmd(
     if not searcher_games and not distill:  # (a distillation without it: refused below)
         refuse_given(ctx, ("searcher_rollouts",), "only with the searcher's audit "
                      "(--searcher-games above 0)")
+    if map_starts is None:
+        refuse_given(ctx, ("map_most", "map_new_within", "map_distance"),
+                     "only with --map (the map of equilibria)")
+    else:
+        if draw != "seat":
+            raise UsageError("--map: only with --draw seat (the map of single-seat "
+                             "equilibria)")
+        if start_from is not None:
+            raise UsageError("--map: not with --from (each start of a map is a search from "
+                             "scratch)")
+        if distill:
+            raise UsageError("--distill: not with --map (each start of a map is a cold "
+                             "search of the planner family; distil the map's answer after)")
+        map_most = 3 * map_starts if map_most is None else map_most
+        map_new_within = min(NEW_WITHIN, map_starts - 1) if map_new_within is None \
+            else map_new_within
+        check_map(map_starts, map_most, map_new_within, map_distance / 100)
     if draw == "seat":
         budget = Budget(**given, tolerance=tolerance / 100)
     else:
@@ -1183,12 +1218,21 @@ def equilibrium_cmd(
     check_places(files=[out / "summary.json", out / "summary.md",
                         *(out / f"p{n}.toml" for n in sizes)])
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
-        doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
+        if map_starts is not None:
+            doc = run_map(sizes, out, seed=seed, budget=budget,
+                          rules=None if rules_file is None else str(rules_file), sets=sets,
+                          client=client, progress=_progress(quiet or as_json), echo=echo,
+                          force=force, searcher_games=searcher_games,
+                          searcher_knobs=Knobs(rollouts=searcher_rollouts), least=map_starts,
+                          most=map_most, new_within=map_new_within,
+                          distance=map_distance / 100)
+        else:
+            doc = run_equilibrium(sizes, out, seed=seed, budget=budget,
                               rules=None if rules_file is None else str(rules_file), sets=sets,
-                              client=client, progress=_progress(quiet or as_json), echo=echo,
-                              force=force, draw=draw, start_from=start_from,
-                              searcher_games=searcher_games,
-                              searcher_knobs=Knobs(rollouts=searcher_rollouts))
+                                  client=client, progress=_progress(quiet or as_json),
+                                  echo=echo, force=force, draw=draw, start_from=start_from,
+                                  searcher_games=searcher_games,
+                                  searcher_knobs=Knobs(rollouts=searcher_rollouts))
     if as_json:
         typer.echo(json.dumps({"players": {str(n): doc["players"][str(n)] for n in sizes}},
                               indent=1, sort_keys=True))

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from fbsim.errors import UsageError
+from fbsim.experiments.search.equilibrium import basins, team
 from fbsim.experiments.search.equilibrium import summary as seat_summary
-from fbsim.experiments.search.equilibrium import team
 from fbsim.experiments.search.equilibrium.state import (
     PUBLISHED_WAY_OUT,
     publish,
@@ -56,40 +56,99 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
     budget = budget or Budget()
     doc = {"players": {}}
     for n in players:
-        if not 3 <= n <= 6:
-            raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
-        s = SeatSearch(n, out, seed, budget, rules, sets or {}, client, echo, force,
-                       start_from)
-        began = time.monotonic()
-        s.run()
-        result = seat_summary.summary(s)
-        if searcher_games:
+        doc = solve_size(n, out, seed, budget, rules, sets, client, progress, echo, force,
+                         start_from, searcher_games, searcher_knobs)[2]
+    return doc
+
+
+def solve_size(n: int, out: Path, seed: int, budget: Budget, rules: str | None,
+               sets: dict | None, client=None, progress=None, echo=None, force: bool = False,
+               start_from: str | Path | None = None, searcher_games: int = 0,
+               searcher_knobs=None) -> tuple[SeatSearch, dict, dict]:
+    """One table size of `run_equilibrium`'s single-seat game: searched (and audited by the
+    searcher, distilled where asked), OUT/pN.toml written and its summary merged into
+    OUT/summary.json and OUT/summary.md. Returns (the search, its summary, the document)."""
+    if not 3 <= n <= 6:
+        raise UsageError(f"--players: table sizes are 3 to 6, got {n}")
+    s = SeatSearch(n, out, seed, budget, rules, sets or {}, client, echo, force, start_from)
+    began = time.monotonic()
+    s.run()
+    result = seat_summary.summary(s)
+    if searcher_games:
+        searcher_audit(s, result, searcher_games, searcher_knobs, progress, echo)
+        while not result["searcher_audit"]["held"] and \
+                len(s.state.distillations) < budget.distill:
+            if not s.distill(searcher_games, searcher_knobs or default_knobs(),
+                             searched_gains(result))["changed"]:
+                break  # (the searcher's departures agree on no cell: nothing to add)
+            s.run()
+            result = seat_summary.summary(s)
             searcher_audit(s, result, searcher_games, searcher_knobs, progress, echo)
-            while not result["searcher_audit"]["held"] and \
-                    len(s.state.distillations) < budget.distill:
-                if not s.distill(searcher_games, searcher_knobs or default_knobs(),
-                                 searched_gains(result))["changed"]:
-                    break  # (the searcher's departures agree on no cell: nothing to add)
-                s.run()
-                result = seat_summary.summary(s)
-                searcher_audit(s, result, searcher_games, searcher_knobs, progress, echo)
-            best = least_searched(s.state.searched)
-            if best is not None and best["field_iteration"] != result["field_iteration"]:
-                # (a later phase the searcher beats by more: the answer is the earlier one)
-                s.answer = best["field_iteration"]
-                result = seat_summary.summary(s)
-                apply_audit(result, best)
+        best = least_searched(s.state.searched)
+        if best is not None and best["field_iteration"] != result["field_iteration"]:
+            # (a later phase the searcher beats by more: the answer is the earlier one)
+            s.answer = best["field_iteration"]
+            result = seat_summary.summary(s)
+            apply_audit(result, best)
+            if echo:
+                echo(f"  {n} players: the answer is the field of iteration "
+                     f"{best['field_iteration']} (phase {best['phase']}), the one the "
+                     "searcher gains least against")
+    if echo:  # (the time is not kept: the summaries are the same bytes on any machine)
+        echo(f"  {n} players: {result['iterations']} iterations, "
+             f"{result['games']:,} games; this run took {time.monotonic() - began:.0f} s")
+    out.mkdir(parents=True, exist_ok=True)
+    write_text(out / f"p{n}.toml", seat_summary.field_file_text(s, result))
+    doc = publish(out, n, result)
+    seat_summary.write_summary_md(out, doc)
+    return s, result, doc
+
+
+def run_map(players: list[int], out: str | Path, seed: int = 0, budget: Budget | None = None,
+            rules: str | None = None, sets: dict | None = None, client=None, progress=None,
+            echo=None, force: bool = False, searcher_games: int = 0, searcher_knobs=None,
+            least: int = 16, most: int = 48, new_within: int = basins.NEW_WITHIN,
+            distance: float = basins.DISTANCE) -> dict:
+    """The map of each table size's single-seat equilibria (`basins`): cold starts on seeds
+    seed, seed + 1, ... into OUT/starts/pN/s<seed>/ (each resumed where it stopped) until
+    the map stops (`basins.stop_reason`); after each start, OUT/pN.toml (the largest
+    basin's representative) and its summary with the map so far (`equilibria`, `map`) in
+    OUT/summary.json and OUT/summary.md. Returns {"players": {n: summary}}."""
+    basins.check_map(least, most, new_within, distance)
+    budget = budget or Budget()
+    check_options("seat", budget, None, searcher_games)
+    if budget.distill:
+        raise UsageError("--distill: not with --map (each start is a cold search of the "
+                         "planner family; distil the map's answer afterwards)")
+    out = Path(out)
+    check_folders(out, players)
+    doc = read_published(out)
+    for n in players:
+        starts, results = [], {}
+        for k in range(most):
+            s_seed = seed + k
+            folder = basins.start_folder(out, n, s_seed)
+            check_folders(folder, [n])
+            if echo:
+                echo(f"  {n} players: cold start {k + 1} (seed {s_seed}), at least {least}, "
+                     f"at most {most}")
+            search, result, _ = solve_size(n, folder, s_seed, budget, rules, sets, client,
+                                           progress, echo, force, None, searcher_games,
+                                           searcher_knobs)
+            starts.append(basins.start_of(s_seed, search, result))
+            results[s_seed] = result
+            part = basins.map_summary(starts, least, most, new_within, distance)
+            rep = (part["equilibria"][0]["representative"] if part["equilibria"]
+                   else starts[0].seed)
+            write_text(out / f"p{n}.toml",
+                       (basins.start_folder(out, n, rep) / f"p{n}.toml").read_text())
+            doc = publish(out, n, {**results[rep], **part})
+            seat_summary.write_summary_md(out, doc)
+            if part["map"]["stopped"] is not None:
                 if echo:
-                    echo(f"  {n} players: the answer is the field of iteration "
-                         f"{best['field_iteration']} (phase {best['phase']}), the one the "
-                         "searcher gains least against")
-        if echo:  # (the time is not kept: the summaries are the same bytes on any machine)
-            echo(f"  {n} players: {result['iterations']} iterations, "
-                 f"{result['games']:,} games; this run took {time.monotonic() - began:.0f} s")
-        out.mkdir(parents=True, exist_ok=True)
-        write_text(out / f"p{n}.toml", seat_summary.field_file_text(s, result))
-        doc = publish(out, n, result)
-        seat_summary.write_summary_md(out, doc)
+                    echo(f"  {n} players: {len(part['equilibria'])} equilibria in "
+                         f"{len(starts)} starts; stopped: {part['map']['stopped']}")
+                break
     return doc
 
 
@@ -226,4 +285,4 @@ def format_summary(players: int, s: dict) -> str:
 
 
 __all__ = ["Budget", "TeamBudget", "check_folders", "check_options", "format_summary",
-           "run_equilibrium"]
+           "run_equilibrium", "run_map", "solve_size"]

@@ -12,6 +12,7 @@ bounds of what exists.
 from __future__ import annotations
 
 from fbsim.experiments.metrics.definitions import deck_share
+from fbsim.experiments.search.equilibrium import basins
 from fbsim.experiments.search.equilibrium.trainer import AGENDAS, DRAW, SeatSearch, played
 from fbsim.lineup import lineup_to_toml
 
@@ -161,6 +162,9 @@ def write_summary_md(out, doc: dict):
                      f"{interval(s['collapse'], 'rate', 'ci')} | "
                      f"{interval(s['everyone_loses'], 'rate', 'ci')} |")
     for n, s in doc["players"].items():
+        if s.get("draw") == DRAW and s.get("equilibria") is not None:
+            lines += basins.markdown(int(n), s)
+    for n, s in doc["players"].items():
         if s.get("draw") == DRAW and s.get("distillations"):
             lines += ["", f"## {n} players: the searcher's departures distilled", "",
                       *distillation_lines(s["distillations"])]
@@ -207,4 +211,17 @@ def format_summary(players: int, s: dict) -> str:
         lines.append(f"  {'':<16} by the deal: {deal_text(r)}")
     lines.append(f"  collapse {interval(s['collapse'], 'rate', 'ci')}; everyone loses "
                  f"{interval(s['everyone_loses'], 'rate', 'ci')}")
+    if s.get("equilibria") is not None:
+        m = s["map"]
+        lines.append(f"  the map: {len(s['equilibria'])} equilibria in {m['starts']} cold "
+                     f"starts ({m['unsettled']['starts']} unsettled); the answer above is "
+                     + ("the largest basin's" if s["equilibria"] else
+                        "the first start's (none converged)")
+                     + "; stopped: " + (m["stopped"] or "not yet"))
+        for i, e in enumerate(s["equilibria"], 1):
+            lines.append(f"    {i}. basin {pc(e['basin_share'])} [{pc(e['basin_ci'][0])}, "
+                         f"{pc(e['basin_ci'][1])}] (seed {e['representative']}): " + ", ".join(
+                             f"{a} {pc(e['agendas'][a]['player_win_rate'])}" for a in AGENDAS)
+                         + f", Collapse {pc(e['collapse'])}"
+                         + ("; fair" if e["fair"] else ""))
     return "\n".join(lines)
