@@ -1214,7 +1214,7 @@ def equilibrium_cmd(
     if draw != "seat" and searcher_games:
         searcher_games = 0  # (the searcher deviates alone: the team game has no such audit)
     check_options(draw, budget, start_from, searcher_games)  # (before the lock)
-    check_folders(out, sizes)
+    check_folders(out, sizes, mapping=map_starts is not None)
     check_places(files=[out / "summary.json", out / "summary.md",
                         *(out / f"p{n}.toml" for n in sizes)])
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):

@@ -114,6 +114,8 @@ def run_map(players: list[int], out: str | Path, seed: int = 0, budget: Budget |
     the map stops (`basins.stop_reason`); after each start, OUT/pN.toml (the largest
     basin's representative) and its summary with the map so far (`equilibria`, `map`) in
     OUT/summary.json and OUT/summary.md. Returns {"players": {n: summary}}."""
+    from fbsim.experiments.run.provenance import check_places
+
     basins.check_map(least, most, new_within, distance)
     budget = budget or Budget()
     check_options("seat", budget, None, searcher_games)
@@ -121,13 +123,14 @@ def run_map(players: list[int], out: str | Path, seed: int = 0, budget: Budget |
         raise UsageError("--distill: not with --map (each start is a cold search of the "
                          "planner family; distil the map's answer afterwards)")
     out = Path(out)
-    check_folders(out, players)
+    check_folders(out, players, mapping=True)
     doc = read_published(out)
     for n in players:
         starts, results = [], {}
         for k in range(most):
             s_seed = seed + k
             folder = basins.start_folder(out, n, s_seed)
+            check_places(folders=[folder])
             check_folders(folder, [n])
             if echo:
                 echo(f"  {n} players: cold start {k + 1} (seed {s_seed}), at least {least}, "
@@ -152,10 +155,12 @@ def run_map(players: list[int], out: str | Path, seed: int = 0, budget: Budget |
     return doc
 
 
-def check_folders(out: str | Path, players: list[int]) -> None:
+def check_folders(out: str | Path, players: list[int], mapping: bool = False) -> None:
     """Each table size's search folder (OUT/pN, where its state.json is kept) a folder or
     absent, and OUT/summary.json, which each finished size is merged into, readable
-    (`read_published`): UsageError naming the one that is not, before any game or file."""
+    (`read_published`): UsageError naming the one that is not, before any game or file.
+    A map of equilibria (`mapping`: `run_map`) and a single search are not written into
+    each other's folder: neither replaces the other's field."""
     from fbsim.experiments.run.provenance import check_places
 
     doc = read_published(out)
@@ -165,8 +170,18 @@ def check_folders(out: str | Path, players: list[int]) -> None:
             raise UsageError(f"{Path(out) / 'summary.json'}: players.{n}.{missing[0]}: "
                              f"missing (not a table size's summary fbsim wrote); "
                              f"{PUBLISHED_WAY_OUT}")
+    for n in players:
+        entry = doc["players"].get(str(n))
+        if mapping and ((Path(out) / f"p{n}").exists() or
+                        (entry is not None and "map" not in entry)):
+            raise UsageError(f"{Path(out)}: holds a single search at {n} players, not a map "
+                             "of equilibria; give --map another --out")
+        if not mapping and entry is not None and "map" in entry:
+            raise UsageError(f"{Path(out)}: holds a map of equilibria at {n} players; run it "
+                             "again with --map to resume it, or give another --out")
+    starts = [Path(out) / "starts", *(Path(out) / "starts" / f"p{n}" for n in players)]
     check_places(files=[Path(out) / f"p{n}.toml" for n in players],
-                 folders=[Path(out) / f"p{n}" for n in players])
+                 folders=[Path(out) / f"p{n}" for n in players] + (starts if mapping else []))
     for n in players:  # (a file of the user's own in a field file's place is not replaced)
         field = Path(out) / f"p{n}.toml"
         if field.is_file() and not field.read_text(errors="replace").startswith(FIELD_HEAD):

@@ -209,3 +209,32 @@ def solved(tmp_path, seed):
     s = SeatSearch(3, B.start_folder(tmp_path / "whole", 3, seed), seed, b, None, {})
     return s, summary.summary(s)
 
+
+
+def test_a_map_and_a_single_search_never_write_into_each_others_folder(capsys, tmp_path):
+    """A map's folder refused to a single search and the other way round, and a file in the
+    place of the starts' folder: one line, nothing changed."""
+    one = tmp_path / "one"
+    (one / "p3").mkdir(parents=True)  # (a single search's folder)
+    code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", one, "--map", "2",
+                       *SMALL)
+    assert code == 2 and "holds a single search at 3 players" in err and err.count("\n") == 1
+    assert sorted(p.name for p in one.iterdir()) == ["p3"]
+    mapped = tmp_path / "mapped"
+    mapped.mkdir()
+    entry = {k: 0 for k in E.PUBLISHED_ENTRY}
+    doc = {"players": {"3": {**entry, "map": {}}}}
+    (mapped / "summary.json").write_text(json.dumps(doc))
+    before = (mapped / "summary.json").read_bytes()
+    code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", mapped, *SMALL)
+    assert code == 2 and "holds a map of equilibria at 3 players" in err, err
+    assert (mapped / "summary.json").read_bytes() == before
+    assert sorted(p.name for p in mapped.iterdir()) == ["summary.json"]
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "starts").write_text("mine")
+    code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", blocked, "--map",
+                       "2", *SMALL)
+    assert code == 2 and "starts: a file is in the place of a folder" in err, err
+    assert (blocked / "starts").read_text() == "mine"
+    assert sorted(p.name for p in blocked.iterdir()) == ["starts"]
