@@ -1125,7 +1125,7 @@ def equilibrium_cmd(
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
     from fbsim.experiments.run.provenance import check_output_folder, check_places
-    from fbsim.experiments.search.equilibrium.basins import NEW_WITHIN, check_map
+    from fbsim.experiments.search.equilibrium.basins import NEW_WITHIN
     from fbsim.experiments.search.searcher import Knobs
 
     searcher_games = (0 if searcher_games.strip() == "0"
@@ -1137,6 +1137,7 @@ def equilibrium_cmd(
         Budget,
         TeamBudget,
         check_folders,
+        check_map_options,
         check_options,
         format_summary,
         run_equilibrium,
@@ -1184,13 +1185,9 @@ def equilibrium_cmd(
         if start_from is not None:
             raise UsageError("--map: not with --from (each start of a map is a search from "
                              "scratch)")
-        if distill:
-            raise UsageError("--distill: not with --map (each start of a map is a cold "
-                             "search of the planner family; distil the map's answer after)")
         map_most = 3 * map_starts if map_most is None else map_most
         map_new_within = min(NEW_WITHIN, map_starts - 1) if map_new_within is None \
             else map_new_within
-        check_map(map_starts, map_most, map_new_within, map_distance / 100)
     if draw == "seat":
         budget = Budget(**given, tolerance=tolerance / 100)
     else:
@@ -1214,6 +1211,9 @@ def equilibrium_cmd(
     if draw != "seat" and searcher_games:
         searcher_games = 0  # (the searcher deviates alone: the team game has no such audit)
     check_options(draw, budget, start_from, searcher_games)  # (before the lock)
+    if map_starts is not None:
+        check_map_options(budget, searcher_games, map_starts, map_most, map_new_within,
+                          map_distance / 100)
     check_folders(out, sizes, mapping=map_starts is not None)
     check_places(files=[out / "summary.json", out / "summary.md",
                         *(out / f"p{n}.toml" for n in sizes)])

@@ -116,12 +116,8 @@ def run_map(players: list[int], out: str | Path, seed: int = 0, budget: Budget |
     OUT/summary.json and OUT/summary.md. Returns {"players": {n: summary}}."""
     from fbsim.experiments.run.provenance import check_places
 
-    basins.check_map(least, most, new_within, distance)
     budget = budget or Budget()
-    check_options("seat", budget, None, searcher_games)
-    if budget.distill:
-        raise UsageError("--distill: not with --map (each start is a cold search of the "
-                         "planner family; distil the map's answer afterwards)")
+    check_map_options(budget, searcher_games, least, most, new_within, distance)
     out = Path(out)
     check_folders(out, players, mapping=True)
     doc = read_published(out)
@@ -153,6 +149,19 @@ def run_map(players: list[int], out: str | Path, seed: int = 0, budget: Budget |
                          f"{len(starts)} starts; stopped: {part['map']['stopped']}")
                 break
     return doc
+
+
+def check_map_options(budget: Budget, searcher_games: int, least: int, most: int,
+                      new_within: int = basins.NEW_WITHIN,
+                      distance: float = basins.DISTANCE) -> None:
+    """What `run_map` cannot do, refused (UsageError) before any game or file: its bounds
+    (`basins.check_map`), a distillation (each start is a cold search of the planner
+    family), the single-seat options' own refusals (`check_options`)."""
+    basins.check_map(least, most, new_within, distance)
+    check_options("seat", budget, None, searcher_games)
+    if budget.distill:
+        raise UsageError("--distill: not with --map (each start is a cold search of the "
+                         "planner family; distil the map's answer afterwards)")
 
 
 def check_folders(out: str | Path, players: list[int], mapping: bool = False) -> None:
@@ -300,4 +309,4 @@ def format_summary(players: int, s: dict) -> str:
 
 
 __all__ = ["Budget", "TeamBudget", "check_folders", "check_options", "format_summary",
-           "run_equilibrium", "run_map", "solve_size"]
+           "check_map_options", "run_equilibrium", "run_map", "solve_size"]

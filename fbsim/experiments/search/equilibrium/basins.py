@@ -224,31 +224,3 @@ def check_map(least: int, most: int, new_within: int = NEW_WITHIN,
 def start_folder(out: Path, players: int, seed: int) -> Path:
     return Path(out) / "starts" / f"p{players}" / f"s{seed}"
 
-
-def markdown(players: int, s: dict) -> list[str]:
-    """summary.md's section of a table size's map (`map_summary`)."""
-    m = s["map"]
-    pc = lambda x: f"{100 * x:.1f}%"  # noqa: E731
-    agendas = [a for a in AGENDA_NAMES if a in s["agendas"]]
-    lines = ["", f"## {players} players: the map of equilibria ({m['starts']} cold starts)", "",
-             f"Seeds {m['starts_played'][0]['seed']} to {m['starts_played'][-1]['seed']}, each "
-             "a search from scratch (`starts/`); two converged answers are one equilibrium "
-             f"when every Agenda's chance and the Collapse rate are within "
-             f"{100 * m['distance']:g} points. Stopped: {m['stopped'] or 'not yet (resume it)'}."
-             f" Unsettled (not converged): {m['unsettled']['starts']} of {m['starts']}.", "",
-             "| equilibrium | basin share | starts | " + " | ".join(agendas)
-             + " | Collapse | fair | the searcher held | spread: outcome / strategy |",
-             "|---" * (len(agendas) + 7) + "|"]
-    for i, e in enumerate(s["equilibria"], 1):
-        held = {None: "-", True: "yes", False: "no"}[e["searcher_held"]]
-        lines.append(
-            f"| {i} (seed {e['representative']}) | {pc(e['basin_share'])} "
-            f"[{pc(e['basin_ci'][0])}, {pc(e['basin_ci'][1])}] | {e['starts']} | "
-            + " | ".join(pc(e["agendas"][a]["player_win_rate"]) for a in agendas)
-            + f" | {pc(e['collapse'])} | {'yes' if e['fair'] else 'no'} | {held} | "
-              f"{100 * e['outcome_spread']:.1f} / {e['strategy_spread']:.2f} |")
-    verdict = ("fair: every equilibrium" if m["fair"] else "not fair: not every equilibrium")
-    lines += ["", f"Over the map the table size is {verdict} of basin share "
-              f"{pc(m['fair_basin'])} or more puts every Agenda's chance to win as a player "
-              f"(its whole 95% interval) within {100 * m['fair_band']:g} points of 1/players."]
-    return lines

@@ -12,7 +12,6 @@ bounds of what exists.
 from __future__ import annotations
 
 from fbsim.experiments.metrics.definitions import deck_share
-from fbsim.experiments.search.equilibrium import basins
 from fbsim.experiments.search.equilibrium.trainer import AGENDAS, DRAW, SeatSearch, played
 from fbsim.lineup import lineup_to_toml
 
@@ -54,6 +53,34 @@ def summary(search: SeatSearch) -> dict:
             "mixture": played({a: rec.mixture[a] for a in AGENDAS}),
             "populations": {a: len(p) for a, p in st.populations.items()},
             "distillations": st.distillations}
+
+
+def map_lines(players: int, s: dict) -> list[str]:
+    """summary.md's section of a table size's map (`basins.map_summary`)."""
+    m = s["map"]
+    agendas = [a for a in AGENDAS if a in s["agendas"]]
+    lines = ["", f"## {players} players: the map of equilibria ({m['starts']} cold starts)", "",
+             f"Seeds {m['starts_played'][0]['seed']} to {m['starts_played'][-1]['seed']}, each "
+             "a search from scratch (`starts/`); two converged answers are one equilibrium "
+             f"when every Agenda's chance and the Collapse rate are within "
+             f"{100 * m['distance']:g} points. Stopped: {m['stopped'] or 'not yet (resume it)'}."
+             f" Unsettled (not converged): {m['unsettled']['starts']} of {m['starts']}.", "",
+             "| equilibrium | basin share | starts | " + " | ".join(agendas)
+             + " | Collapse | fair | the searcher held | spread: outcome / strategy |",
+             "|---" * (len(agendas) + 7) + "|"]
+    for i, e in enumerate(s["equilibria"], 1):
+        held = {None: "-", True: "yes", False: "no"}[e["searcher_held"]]
+        lines.append(
+            f"| {i} (seed {e['representative']}) | {pc(e['basin_share'])} "
+            f"[{pc(e['basin_ci'][0])}, {pc(e['basin_ci'][1])}] | {e['starts']} | "
+            + " | ".join(pc(e["agendas"][a]["player_win_rate"]) for a in agendas)
+            + f" | {pc(e['collapse'])} | {'yes' if e['fair'] else 'no'} | {held} | "
+              f"{100 * e['outcome_spread']:.1f} / {e['strategy_spread']:.2f} |")
+    verdict = ("fair: every equilibrium" if m["fair"] else "not fair: not every equilibrium")
+    lines += ["", f"Over the map the table size is {verdict} of basin share "
+              f"{pc(m['fair_basin'])} or more puts every Agenda's chance to win as a player "
+              f"(its whole 95% interval) within {100 * m['fair_band']:g} points of 1/players."]
+    return lines
 
 
 def pc(x: float | None) -> str:
@@ -163,7 +190,7 @@ def write_summary_md(out, doc: dict):
                      f"{interval(s['everyone_loses'], 'rate', 'ci')} |")
     for n, s in doc["players"].items():
         if s.get("draw") == DRAW and s.get("equilibria") is not None:
-            lines += basins.markdown(int(n), s)
+            lines += map_lines(int(n), s)
     for n, s in doc["players"].items():
         if s.get("draw") == DRAW and s.get("distillations"):
             lines += ["", f"## {n} players: the searcher's departures distilled", "",
