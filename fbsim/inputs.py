@@ -28,6 +28,7 @@ TYPES = {
     "text": "text",
     "list": "a list",  # its items: `item`
     "table": "a table",  # its keys: `keys` (None: any key, checked by its reader)
+    "null": "null",  # (JSON's null: files fbsim writes back, where a value may be absent)
     "any": "a value",  # checked by its reader
 }
 
@@ -94,6 +95,8 @@ _PYTHON = {"bool": bool, "text": str, "list": list, "table": Mapping}
 def _is_type(value: Any, t: str) -> bool:
     if t == "any":
         return True
+    if t == "null":
+        return value is None
     if t in ("int", "count", "number"):
         if isinstance(value, bool) or not isinstance(value, int | float):
             return False

@@ -597,35 +597,62 @@ def test_source_date_epoch_with_spaces_around_is_the_time_the_provenance_records
     assert now_iso() == "2023-11-14T22:13:20+00:00"
 
 
+def _edit(path: str, value):
+    """An edit of the committed rules search's summary: `value` at the dotted `path` (the
+    key removed where `value` is DROP)."""
+
+    def edit(doc: dict) -> None:
+        *up, last = path.split(".")
+        for k in up:
+            doc = doc[k]
+        if value is DROP:
+            del doc[last]
+        else:
+            doc[last] = value
+
+    return edit
+
+
+DROP = object()
+
+
 @pytest.mark.parametrize("summary,key", [
-    ('{"players": {"3": {"draw": "seat"}}}', "rules_hash: missing"),  # an equilibrium's
+    ('{"players": {"3": {"draw": "seat"}}}', "rules: missing"),  # an equilibrium's
     ("[1, 2]", "(top): expected a table"),
     ('{"rules_hash": "abc", "base_rules_hash": {}, "changes": {}, "players": {}, '
-     '"found": false, "trials": 3, "target": {"fair_band": 0.05}}', "rules_hash: expected"),
-    ('{"rules_hash": {"3": "x"}, "base_rules_hash": {}, "changes": {}, "players": '
-     '{"3": {}}, "found": false, "trials": 3, "target": {"fair_band": 0.05}}',
-     "players.3.meets"),
+     '"found": false, "trials": 3, "target": {"fair_band": 0.05}}', "rules: missing"),
     ("not json", "cannot be read"),
-    (None, "players.4.agendas.steward.player_win_rate: expected a number from 0 to 1"),
-    ("reversed", "players.4.agendas.steward.player_win_ci: expected an interval"),
-    ("bogus", "bogus: unknown key"),
+    (_edit("players.4.agendas.steward.player_win_rate", 2.0),
+     "players.4.agendas.steward.player_win_rate: expected a number from 0 to 1"),
+    (lambda d: d["players"]["4"]["agendas"]["steward"]["player_win_ci"].reverse(),
+     "players.4.agendas.steward.player_win_ci: expected an interval"),
+    (_edit("bogus", 1), "bogus: unknown key"),
+    (_edit("unchanged", DROP), "unchanged: missing"),
+    (_edit("players.4.collapse", DROP), "players.4.collapse: missing"),
+    (_edit("players.4.meets", "yes"), "players.4.meets: expected true or false"),
+    (_edit("target.gain", "x"), "target.gain: expected a number"),
+    (_edit("levers", 5), "levers: expected a list"),
+    (_edit("players.4.why", 3), "players.4.why: expected a list of reasons"),
+    (_edit("unchanged.sizes", "x"), "unchanged.sizes: expected a table by table size"),
+    (_edit("unchanged.sizes.4.player_win_rate.steward", "x"),
+     "unchanged.sizes.4.player_win_rate.steward: expected a player's chance"),
+    (_edit("players.abc", {}), "players.abc: unknown table size"),
+    (_edit("rules_hash.4", DROP), "rules_hash: expected the table sizes of players"),
+    (_edit("rules_hash.4", 7), "rules_hash.4: expected a rules hash (text)"),
+    (_edit("players.4.collapse.rate", 0.5), "players.4.collapse.rate: expected a value "
+     "within its interval"),
 ])
 def test_report_refuses_a_rulebook_summary_of_another_kind_before_any_game(
         capsys, tmp_path, summary, key):
     """`report --rulebook FOLDER` whose summary.json is not a rules search's (another
-    command's summary, a damaged one) is refused in one line naming the file and the key,
-    before any game is played: no page, no lock, no kept table sizes."""
+    command's summary, a damaged one: every key the page reads, of the type it reads) is
+    refused in one line naming the file and the key, before any game is played: no page,
+    no lock, no kept table sizes."""
     folder = tmp_path / "rb"
     folder.mkdir()
-    if summary in (None, "reversed", "bogus"):  # (the committed search's, edited)
+    if callable(summary):  # (the committed search's, edited)
         doc = json.loads((ROOT / "results" / "tune-equilibrium" / "summary.json").read_text())
-        r = doc["players"]["4"]["agendas"]["steward"]
-        if summary == "bogus":
-            doc["bogus"] = 1
-        elif summary is None:
-            r["player_win_rate"] = 2.0  # (a page would show 200.0%)
-        else:
-            r["player_win_ci"] = r["player_win_ci"][::-1]
+        summary(doc)
         summary = json.dumps(doc)
     (folder / "summary.json").write_text(summary)
     out = tmp_path / "page" / "r.html"

@@ -223,24 +223,12 @@ def find_ladder(doc: dict, tables: list[TableResult]) -> list | None:
     return rungs or None
 
 
-def _rulebook_keys() -> dict:
-    from fbsim.inputs import Key
-
-    hashes = Key("table", "a table of rules hashes by table size")
-    return {"rules_hash": hashes, "base_rules_hash": hashes,
-            "changes": Key("table", "a table of the rules keys it changed"),
-            "players": Key("table", "a table of table sizes"),
-            "found": Key("bool"), "trials": Key("count", lo=0),
-            "target": Key("table"), "target.fair_band": Key("number", lo=0),
-            "beats_unchanged": Key("bool")}
-
-
 def read_rulebook_folder(folder: str | Path | None) -> dict | None:
     """The summary.json of the `fbsim tune --equilibrium` folder `folder` (None: no folder,
     or none there); one of another kind, or damaged, is a usage error naming the file and
     the key (read before any game is played)."""
-    from fbsim.experiments.search.rulebook import AGENDA_RESULT, SUMMARY_KEYS
-    from fbsim.inputs import Key, value, within
+    from fbsim.experiments.search.rulebook import SUMMARY_FILE
+    from fbsim.inputs import check, within
 
     if folder is None or not (Path(folder) / "summary.json").is_file():
         return None
@@ -255,34 +243,26 @@ def read_rulebook_folder(folder: str | Path | None) -> dict | None:
     except (OSError, ValueError) as e:
         raise UsageError(f"--rulebook {folder}: {path}: cannot be read "
                          f"({type(e).__name__}: {e})") from None
-    if not isinstance(doc, dict):
-        fail("(top)", f"expected a table, got {type(doc).__name__}")
-    other = [k for k in doc if k not in SUMMARY_KEYS]
-    if other:
-        fail(cut(str(other[0])), "unknown key")
-    for k, key in _rulebook_keys().items():
-        table, _, inner = k.partition(".")  # ("a.b": key b of the table a)
-        where = doc[table] if inner and isinstance(doc.get(table), dict) else doc
-        if (inner or k) not in where:
-            if k != "beats_unchanged":
+    if isinstance(doc, dict):  # (another command's summary: named by what it lacks)
+        for k, key in SUMMARY_FILE.items():
+            if key.required and k not in doc:
                 fail(k, f"missing: expected {key.wanted}")
-            continue
-        value(where[inner or k], key, fail, k)
+    doc = check(doc, SUMMARY_FILE, fail)
+    sizes = list(doc["players"])
+    if not sizes:
+        fail("players", "expected at least one table size, got none")
     for role in ("rules_hash", "base_rules_hash"):
-        for n, h in doc[role].items():
-            if not isinstance(h, str):
-                fail(f"{role}.{cut(n)}", f"expected a rules hash (text), got {shown(h)}")
+        if list(doc[role]) != sizes:
+            fail(role, f"expected the table sizes of players ({', '.join(sizes)}), got "
+                 f"{shown(list(doc[role]))}")
     for n, x in doc["players"].items():
-        if not isinstance(x, dict) or not isinstance(x.get("meets"), bool):
-            fail(f"players.{cut(n)}.meets", "expected true or false")
-        where = f"players.{cut(n)}"
-        agendas = value(x.get("agendas"), Key("table", known="agenda", keys={
-            a: AGENDA_RESULT for a in L.AGENDA_NAMES}), fail, f"{where}.agendas")
-        for a, r in agendas.items():  # (what the page shows: rates and intervals in order)
-            within(r["player_win_rate"], r["player_win_ci"], fail,
-                   f"{where}.agendas.{a}.player_win_rate")
+        for a, r in x["agendas"].items():  # (what the page shows: rates and intervals in order)
+            w = f"players.{n}.agendas.{a}"
+            within(r["player_win_rate"], r["player_win_ci"], fail, f"{w}.player_win_rate")
             within(r["seat_deviation_gain"], r["seat_gain_ci"], fail,
-                   f"{where}.agendas.{a}.seat_deviation_gain")
+                   f"{w}.seat_deviation_gain")
+        for k in ("collapse", "everyone_loses"):
+            within(x[k]["rate"], x[k]["ci"], fail, f"players.{n}.{k}.rate")
     return doc
 
 

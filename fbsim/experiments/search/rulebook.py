@@ -92,6 +92,7 @@ from fbsim.experiments.search.equilibrium.fields import check_dealt
 from fbsim.experiments.search.equilibrium.seeds import seed_of
 from fbsim.experiments.search.equilibrium.state import clear_temporaries, write_json
 from fbsim.experiments.search.equilibrium.trainer import AGENDAS, Budget, warm_start
+from fbsim.game.layout import MAX_PLAYERS
 from fbsim.inputs import Key, check, failing, interval, within
 from fbsim.limits import MAX_GAMES
 from fbsim.lineup import Entry, parse_lineup
@@ -575,26 +576,31 @@ CONFIRMED_WAY_OUT = "restore the file, or delete it to confirm that finalist aga
                     "(--force starts the search over)"
 
 
+def _required(keys: dict[str, Key]) -> dict[str, Key]:
+    return {k: replace(v, required=True) for k, v in keys.items()}
+
+
+RATE_CI = Key("table", keys=_required({"rate": RATE, "ci": interval(0, 1)}))
+# a table size's confirmed result, as confirmed.json and summary.json keep it
+SIZE_RESULT = {
+    "agendas": Key("table", known="agenda", keys=_required({a: AGENDA_RESULT
+                                                            for a in AGENDAS})),
+    "collapse": RATE_CI, "everyone_loses": RATE_CI, "fair": RATE, "converged": Key("bool"),
+    "games": Key("count", lo=0), "meets": Key("bool"),
+    "why": Key("list", "a list of reasons", item=Key("text")), "field": Key("text")}
+
+
 def _confirmed_keys(spec: RulebookSpec) -> dict[str, Key]:
     """A finalist's confirmed.json as `_finalist` writes it (`confirm_finalist`, and the
     games per seat range it was confirmed on)."""
     top = 1.0 + sum(band is not None for band in (spec.collapse, spec.everyone_loses))
-
-    def req(keys: dict) -> dict:
-        return {k: replace(v, required=True) for k, v in keys.items()}
-
-    rate = Key("table", keys=req({"rate": RATE, "ci": interval(0, 1)}))
-    size = Key("table", keys=req({
-        "agendas": Key("table", known="agenda", keys=req({a: AGENDA_RESULT for a in AGENDAS})),
-        "collapse": rate, "everyone_loses": rate, "fair": RATE, "converged": Key("bool"),
-        "games": Key("count", lo=0), "worst": RATE, "loss": Key("number", lo=0, hi=top),
-        "meets": Key("bool"), "why": Key("list", "a list of reasons", item=Key("text")),
-        "field": Key("text")}))
-    return req({"sizes": Key("table", known="table size", keys=req({
-                    str(n): size for n in spec.players})),
-                "meets": Key("bool"), "loss": Key("number", lo=0, hi=top),
-                "confirm_games": Key("count", lo=0),
-                "confirm_games_per_range": Key("count", lo=1)})
+    size = Key("table", keys=_required({**SIZE_RESULT, "worst": RATE,
+                                        "loss": Key("number", lo=0, hi=top)}))
+    return _required({"sizes": Key("table", known="table size", keys=_required({
+                          str(n): size for n in spec.players})),
+                      "meets": Key("bool"), "loss": Key("number", lo=0, hi=top),
+                      "confirm_games": Key("count", lo=0),
+                      "confirm_games_per_range": Key("count", lo=1)})
 
 
 def check_confirmed(doc, path: Path, spec: RulebookSpec) -> dict:
@@ -662,17 +668,23 @@ TRIALS_FILE = {"version": Key("int", required=True), "spec": Key("text", require
                "trials": Key("list", "a list of trials", required=True, item=Key("table"))}
 
 
+def _trial_size(top: float) -> Key:
+    """A trial's result at one table size, its loss at most `top`."""
+    return Key("table", keys=_required({
+        "loss": Key("number", lo=0, hi=top), "worst": RATE, "collapse": RATE,
+        "everyone_loses": RATE, "seat_gain_max": Key("number", lo=-1, hi=1),
+        "converged": Key("bool"),
+        "player_win_rate": Key("table", known="agenda", keys={
+            a: Key(("number", "null"), "a player's chance from 0 to 1, or null (never dealt)",
+                   lo=0, hi=1, required=True) for a in AGENDAS})}))
+
+
 def _trial_keys(spec: RulebookSpec) -> dict[str, Key]:
     """A trial's record: its loss at most the largest distance (1) plus one per band the
     target sets (`distance`), its table sizes the spec's."""
     top = 1.0 + sum(band is not None for band in (spec.collapse, spec.everyone_loses))
     loss = Key("number", lo=0, hi=top)
-    size = Key("table", keys={k: replace(v, required=True) for k, v in {
-        "loss": loss, "worst": RATE, "collapse": RATE, "everyone_loses": RATE,
-        "seat_gain_max": Key("number", lo=-1, hi=1), "converged": Key("bool"),
-        "player_win_rate": Key("table", known="agenda", keys={
-            a: Key("any", "a player's chance from 0 to 1, or null (never dealt)",
-                   required=True) for a in AGENDAS})}.items()})
+    size = _trial_size(top)
     return {k: replace(v, required=True) for k, v in {
         "number": Key("int", lo=0), "folder": Key("text"), "loss": loss,
         "params": Key("table", "the spec's params and their values", known="param",
@@ -904,12 +916,37 @@ def _finalists(trials: list[dict], k: int) -> list[dict]:
     return out[:k]
 
 
-# summary.json's own keys (`rulebook_summary`): what `fbsim report --rulebook` reads back
-SUMMARY_KEYS = ("rules", "found", "changes", "loss", "players", "target", "finalist", "trial",
-                "folder", "solved", "beats_unchanged", "unchanged_confirmed",
-                "finalist_losses", "unchanged", "levers", "trials", "best_by_size",
-                "lever_effects", "finalists", "games", "from", "seed", "rules_hash",
-                "base_rules_hash", "note")
+def _by_size(key: Key, required: bool = True) -> Key:
+    """A table of `key` by table size ("3" to "6")."""
+    return Key("table", "a table by table size (3 to 6)", known="table size",
+               required=required, keys={str(n): key for n in range(3, MAX_PLAYERS + 1)})
+
+
+# summary.json as `rulebook_summary` writes it: what `fbsim report --rulebook` reads back,
+# checked whole before any game is played (`fbsim.experiments.report.model`)
+LOSS = Key("number", lo=0, hi=3)  # (the largest distance, 1, and one per band)
+SUMMARY_FILE = {**_required({
+    "rules": Key("text"), "found": Key("bool"), "changes": Key("table"), "loss": LOSS,
+    "players": _by_size(Key("table", keys=_required(SIZE_RESULT))),
+    "target": Key("table", keys=_required({
+        "fair": Key("text"), "fair_band": FRACTION, "gain": FRACTION,
+        "collapse": Key(("list", "null"), BAND.expected + ", or null", size=(2, 2),
+                        item=BAND.item),
+        "everyone_loses": Key(("list", "null"), BAND.expected + ", or null", size=(2, 2),
+                              item=BAND.item)})),
+    "finalist": Key("int", lo=0), "trial": Key("int", lo=0), "folder": Key("text"),
+    "solved": Key("text"), "unchanged_confirmed": Key("table"),
+    "finalist_losses": Key("table", "a table of losses by folder", known="folder"),
+    "unchanged": Key("table", keys=_required({
+        "loss": LOSS, "sizes": _by_size(_trial_size(3.0)), "note": Key("text")})),
+    "levers": Key("list", "a list of rules keys", item=Key("text")),
+    "trials": Key("count", lo=1), "best_by_size": _by_size(Key("table")),
+    "lever_effects": Key("table"), "finalists": Key("count", lo=1),
+    "games": Key("count", lo=0), "from": Key(("text", "null")), "seed": SEED,
+    "rules_hash": _by_size(Key("text", "a rules hash (text)")),
+    "base_rules_hash": _by_size(Key("text", "a rules hash (text)")), "note": Key("text")}),
+    "beats_unchanged": Key("bool")}  # (not in the first searches' summaries)
+SUMMARY_KEYS = tuple(SUMMARY_FILE)
 
 
 def rulebook_summary(spec: RulebookSpec, trials: list[dict], finalists: list[dict],
