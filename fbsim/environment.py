@@ -71,6 +71,10 @@ def check_environment() -> None:
         # (numba would fail at the first parallel run, after an output's lock was taken)
         raise UsageError(f"NUMBA_THREADING_LAYER={shown(layer)}: expected one of "
                          f"{', '.join(THREADING_LAYERS)}")
+    if layer is not None and not threading_layer_loads(layer.lower()):
+        raise UsageError(f"NUMBA_THREADING_LAYER={shown(layer)}: no such threading layer "
+                         "can be loaded here (its library is not installed); name another "
+                         "(workqueue always loads) or leave it unset")
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch is not None and epoch.strip():
         e = epoch.strip()
@@ -80,6 +84,27 @@ def check_environment() -> None:
     cache = os.environ.get("NUMBA_CACHE_DIR")
     if cache:
         check_cache_folder(cache)
+
+
+# the libraries each threading layer may be (numba tries them in this order)
+LAYER_LIBRARIES = {"tbb": ("tbbpool",), "omp": ("omppool",), "safe": ("tbbpool",),
+                   "threadsafe": ("tbbpool", "omppool")}
+
+
+def threading_layer_loads(layer: str) -> bool:
+    """Whether numba can load the threading layer `layer` (one of THREADING_LAYERS) here:
+    tbb and omp are libraries that may be missing (numba would fail at the first parallel
+    run, after an output's lock was taken); the others fall back to workqueue, which is
+    always there."""
+    import importlib
+
+    for lib in LAYER_LIBRARIES.get(layer, ("workqueue",)):
+        try:
+            importlib.import_module(f"numba.np.ufunc.{lib}")
+            return True
+        except ImportError:
+            continue
+    return False
 
 
 def check_cache_folder(cache: str) -> None:

@@ -137,8 +137,44 @@ def _checked(env: dict[str, str]) -> None:
 
 @pytest.mark.parametrize("value", ["default", "safe", "forksafe", "threadsafe", "tbb", "omp",
                                    "workqueue", "OMP", "WorkQueue"])
-def test_every_threading_layer_numba_knows_is_accepted(value):
-    _checked({"NUMBA_THREADING_LAYER": value})
+def test_every_threading_layer_numba_knows_is_accepted_where_it_loads(value):
+    from fbsim.environment import threading_layer_loads
+
+    if threading_layer_loads(value.lower()):
+        _checked({"NUMBA_THREADING_LAYER": value})
+    else:
+        with pytest.raises(UsageError, match="^NUMBA_THREADING_LAYER=.*can be loaded here"):
+            _checked({"NUMBA_THREADING_LAYER": value})
+
+
+@pytest.mark.parametrize("layer", ["tbb", "omp", "safe", "threadsafe", "forksafe"])
+def test_whether_a_threading_layer_loads_is_what_numba_finds(layer):
+    """The check's answer is numba's own: a parallel function run under the layer either
+    runs or fails to find a layer."""
+    from fbsim.environment import threading_layer_loads
+
+    code = ("import numba\n@numba.njit(parallel=True)\ndef f(n):\n    s = 0\n"
+            "    for i in numba.prange(n):\n        s += i\n    return s\n"
+            "try:\n    f(4)\n    print('ran')\nexcept ValueError:\n    print('no layer')\n")
+    env = {**os.environ, "NUMBA_THREADING_LAYER": layer}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert p.stdout.strip() == ("ran" if threading_layer_loads(layer) else "no layer"), p.stderr
+
+
+def test_a_threading_layer_whose_library_is_missing_is_refused_before_any_effect(tmp_path):
+    """NUMBA_THREADING_LAYER=tbb where TBB is not installed (made so here by hiding numba's
+    tbb module): refused in one line before any table or lock is written."""
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(
+        "import sys\nsys.modules['numba.np.ufunc.tbbpool'] = None\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    p = _simulate(out, NUMBA_THREADING_LAYER="tbb", PYTHONPATH=str(hide))
+    assert p.returncode == 2, p.stderr[-3000:]
+    line = one_error(p.stderr, "NUMBA_THREADING_LAYER='tbb': ")
+    assert "can be loaded here" in line and "Traceback" not in p.stderr
+    assert list(out.iterdir()) == []
 
 
 @pytest.mark.parametrize("value", ["nosuch", " omp", "omp,tbb", "1", "none"])
