@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,21 @@ def check_bot(name: str) -> str:
     return name
 
 
+NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def toml_param(bot: str, name: str, value: Any, where: str) -> float:
+    """A parameter value of `bot` written in a lineup file: a number, not text (a file
+    types its values; "500" in quotes is a slip), checked as `check_param` does."""
+    if isinstance(value, str):
+        raise UsageError(f"{where}: expected a number, got {cut(repr(value))} (text: write "
+                         "it without quotes)")
+    try:
+        return check_param(bot, name, value)
+    except ParamError as e:
+        raise UsageError(f"{where}: {e}") from None
+
+
 def check_param(bot: str, name: str, value: Any) -> float:
     """A parameter value of `bot` as a float, checked against the parameter's range."""
     from fbsim.policies import registry
@@ -73,12 +89,12 @@ def check_param(bot: str, name: str, value: Any) -> float:
                 if params else " (it has no parameters)")
         raise ParamError(f"unknown parameter '{cut(name)}' of bot '{bot}'" + hint)
     p = params[name]
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            raise ParamError(f"{bot}.{name}: expected a number, got '{cut(value)}'"
-                             ) from None
+    if isinstance(value, str):  # (text from a command line: a number in ASCII digits, as
+        # written in a file; float() would also read "1_0" and other scripts' digits)
+        if not NUMBER_TEXT.fullmatch(value.strip()):
+            raise ParamError(f"{bot}.{name}: expected a number (like 500 or 0.3), got "
+                             f"'{cut(value)}'")
+        value = float(value.strip())
 
     def fail(path: str, message: str):
         raise ParamError(f"{path}: {message}")
@@ -465,10 +481,7 @@ def _mixture_entry(value: Mapping, where: str) -> Entry:
         for k, v in c.items():
             if k in ("weight", "bot"):
                 continue
-            try:
-                params[k] = check_param("planner", k, v)
-            except ParamError as e:
-                raise UsageError(f"{w}.{cut(k)}: {e}") from None
+            params[k] = toml_param("planner", k, v, f"{w}.{cut(k)}")
         comps.append((float(weight), params))
     total = sum(wt for wt, _ in comps)
     if not math.isfinite(total):
@@ -495,10 +508,7 @@ def _entry_from_value(value: Any, where: str) -> Entry:
     for k, v in value.items():
         if k == "bot":
             continue
-        try:
-            check_param(value["bot"], k, v)
-        except ParamError as e:
-            raise UsageError(f"{where}.{cut(k)}: {e}") from None
+        toml_param(value["bot"], k, v, f"{where}.{cut(k)}")
     return Entry.make(value["bot"], {k: v for k, v in value.items() if k != "bot"})
 
 
