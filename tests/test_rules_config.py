@@ -306,12 +306,21 @@ BAD = [
     (["accusation.rounds=[3, 8]"], "accusation.rounds[1]", ["from 1 to 7", "got 8"]),
     (["accusation.rounds=[0]"], "accusation.rounds[0]", ["got 0"]),
     (["accusation.rounds=[3, 3]"], "accusation.rounds", ["twice"]),
+    (["dial.floor_enabled=true", "dial.floor=600"], "dial.floor",
+     ["below dial.collapse=600", "got 600"]),  # (D4: every game a Collapse, R-W4)
+    (["dial.floor_enabled=true", "dial.collapse=580", "dial.floor=590"], "dial.floor",
+     ["below dial.collapse=580"]),
     (["bots.fog-grabber.greed=2"], "bots.fog-grabber.greed", ["from 0 to 1", "got 2"]),
     (["bots.fog-grabber.greed=-0.5"], "bots.fog-grabber.greed", ["from 0 to 1", "got -0.5"]),
     (["bots.fog-grabber.gred=0.5"], "bots.fog-grabber.gred",
      ["unknown parameter", "did you mean 'greed'"]),
     (["bots.fog-graber.greed=0.5"], "bots.fog-graber", ["unknown bot", "'fog-grabber'"]),
 ]
+
+
+def test_a_floor_not_enabled_may_be_anything_D4():
+    assert load_rules(sets=["dial.floor=700"]).dial.floor == 700
+    assert load_rules(sets=["dial.floor_enabled=true", "dial.floor=599"]).dial.floor == 599
 
 
 @pytest.mark.parametrize("sets,key,fragments", BAD, ids=[b[1] + ":" + b[0][-1] for b in BAD])

@@ -152,6 +152,10 @@ def _cross_check(r: Rules, source: str) -> None:
                           source)
     if r.dial.start >= r.dial.collapse:
         raise ConfigError("dial.start", "must be below dial.collapse", source)
+    if r.dial.floor_enabled and r.dial.floor >= r.dial.collapse:  # (D4: every game would
+        # end in Collapse at the first floor, R-W4)
+        raise ConfigError("dial.floor", f"must be below dial.collapse={r.dial.collapse} "
+                          f"when dial.floor_enabled is true, got {r.dial.floor}", source)
     for i, a in enumerate(r.accusation.rounds):
         if not 1 <= a < r.rounds:
             raise ConfigError(f"accusation.rounds[{i}]", f"must be a round from 1 to "
