@@ -30,6 +30,9 @@ def _source_digest() -> str:
     return h.hexdigest()[:16]
 
 
+# the variable the numba cache folder comes from, and the folder fbsim made of it (where
+# NUMBA_CACHE_DIR is not set): an error about the folder names the variable the user set
+CACHE_FOLDER_FROM: tuple[str, str] | None = None
 if not os.environ.get("NUMBA_CACHE_DIR"):
     # (the XDG base directory spec: a blank or relative XDG_CACHE_HOME is invalid, ignored)
     _xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
@@ -38,6 +41,8 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
     # cached apart: numba's cache does not know how its code was optimised
     _untuned = "-untuned" if os.environ.get("FBSIM_LLVM_TUNING", "").strip() == "0" else ""
     os.environ["NUMBA_CACHE_DIR"] = str(_base / "fbsim" / "numba" / (_source_digest() + _untuned))
+    CACHE_FOLDER_FROM = ("XDG_CACHE_HOME" if _base != Path.home() / ".cache" else "HOME",
+                         os.environ["NUMBA_CACHE_DIR"])
     if "numba" in sys.modules:  # numba read its settings before fbsim was imported
         sys.modules["numba"].config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 

@@ -83,7 +83,7 @@ def check_environment() -> None:
                              f"1970 from 0 to {MAX_EPOCH} (the year 9999)")
     cache = os.environ.get("NUMBA_CACHE_DIR")
     if cache:
-        check_cache_folder(cache)
+        check_cache_folder(cache, cache_variable(cache))
 
 
 # the libraries each threading layer may be (numba tries them in this order)
@@ -107,11 +107,24 @@ def threading_layer_loads(layer: str) -> bool:
     return False
 
 
-def check_cache_folder(cache: str) -> None:
+def cache_variable(cache: str) -> str:
+    """How an error names the cache folder `cache`: by NUMBA_CACHE_DIR where the user set
+    it, else by the variable fbsim made it of (XDG_CACHE_HOME, or HOME)."""
+    import fbsim
+
+    made = fbsim.CACHE_FOLDER_FROM
+    if made is None or made[1] != cache:
+        return f"NUMBA_CACHE_DIR={shown(cache)}"
+    name = made[0]
+    return f"{name}={shown(os.environ.get(name, ''))} (fbsim keeps its compiled code there)"
+
+
+def check_cache_folder(cache: str, who: str | None = None) -> None:
     """NUMBA_CACHE_DIR names a folder, or one that can be made (tried here): neither it
     nor the nearest of its parents that exists may be a file, and it must be possible to
     make (numba would fail making it in the middle of a run, after an output's lock was
-    taken)."""
+    taken). `who`: how the errors name it (`cache_variable`)."""
+    who = who or f"NUMBA_CACHE_DIR={shown(cache)}"
     path = Path(cache)
     for p in (path, *path.parents):
         try:
@@ -122,16 +135,16 @@ def check_cache_folder(cache: str) -> None:
         except PermissionError:  # (a folder we may not look into: numba says so, naming it)
             return
         except OSError as e:  # (a name too long, say)
-            raise UsageError(f"NUMBA_CACHE_DIR={shown(cache)}: not a usable folder name "
+            raise UsageError(f"{who}: not a usable folder name "
                              f"({e.strerror or e}); give another") from None
         where = "the cache folder is a file" if p == path else (
             f"the cache folder is under a file ({file_named(p)}), not a folder")
-        raise UsageError(f"NUMBA_CACHE_DIR={shown(cache)}: {where}; give a folder")
+        raise UsageError(f"{who}: {where}; give a folder")
     missing = [q for q in (path, *path.parents) if not q.exists()]
     try:  # made and removed again: a refused run leaves nothing
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise UsageError(f"NUMBA_CACHE_DIR={shown(cache)}: the cache folder cannot be made "
+        raise UsageError(f"{who}: the cache folder cannot be made "
                          f"({e.strerror or e}); give a folder fbsim may write") from None
     finally:
         for q in missing:  # (the deepest first)

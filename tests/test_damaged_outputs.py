@@ -619,6 +619,28 @@ def test_a_cache_folder_under_a_file_is_refused_before_any_lock(capsys, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
+@pytest.mark.parametrize("variable", ["XDG_CACHE_HOME", "HOME"])
+def test_a_cache_folder_made_of_a_variable_names_that_variable(tmp_path, variable):
+    """Where NUMBA_CACHE_DIR is not set, the cache folder is made of XDG_CACHE_HOME (or
+    HOME): a file there is refused in one line naming the variable the user set, not
+    NUMBA_CACHE_DIR, before any table or lock is written."""
+    (tmp_path / "afile").write_text("not a folder")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env[variable] = str(tmp_path / "afile")
+    out = tmp_path / "out"
+    out.mkdir()
+    p = subprocess.run([sys.executable, "-P", "-m", "fbsim.cli", "simulate", "--games", "10",
+                        "--players", "3", "-q", "--out", "s.parquet"], env=env, cwd=out,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 2, p.stderr[-3000:]
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"fbsim: error: {variable}="), p.stderr
+    assert f"under a file ({tmp_path / 'afile'})" in lines[0], p.stderr
+    assert "NUMBA_CACHE_DIR" not in lines[0] and "compiled code" in lines[0]
+    assert list(out.iterdir()) == []
+
+
 def test_a_cache_folder_that_can_be_made_is_accepted(tmp_path, monkeypatch):
     from fbsim.environment import check_environment
 
