@@ -1431,10 +1431,26 @@ def os_error_line(e: OSError) -> str:
     return f"{where}{e.strerror or e}"
 
 
+def check_no_blank_argument(args: list[str]) -> None:
+    """No argument is empty or blank (`--out ""`, `--out=`, often a shell variable that was
+    never set): no option takes one, and a path read from one is the current folder, where
+    a command would then write. UsageError naming the option, before anything is read."""
+    for i, a in enumerate(args):
+        flag, eq, given = a.partition("=") if a.startswith("--") else (a, "", "")
+        if eq and not given.strip():
+            raise UsageError(f"{flag}: an empty value; give one (an unset shell variable?)")
+        if not a.strip():
+            before = args[i - 1] if i and args[i - 1].startswith("-") else None
+            raise UsageError((f"{before}: an empty value" if before else
+                              f"argument {i + 1} is empty")
+                             + "; give one (an unset shell variable?)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: errors become one line on stderr and an exit code (2 for bad input, 130
     for Ctrl-C), never a traceback."""
     try:
+        check_no_blank_argument(sys.argv[1:] if argv is None else argv)
         code = app(args=argv, standalone_mode=False)
     except Interrupted as e:
         _say(str(e))

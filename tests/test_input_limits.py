@@ -300,7 +300,28 @@ def test_a_spec_seed_over_the_largest_is_refused(capsys, tmp_path):
 # ----------------------------------------------------------------- lineups and seats
 
 
-@pytest.mark.parametrize("lineup", [",", " ", "steward=steward,", ",random", "random,,"])
+@pytest.mark.parametrize("args, says", [
+    (["sweep", "--out", ""], "--out: an empty value"),
+    (["sweep", "--out="], "--out: an empty value"),
+    (["sweep", "--players", "3", "--out", " "], "--out: an empty value"),
+    (["sweep", ""], "argument 2 is empty"),
+    (["simulate", "--games", "10", "--lineup", " "], "--lineup: an empty value"),
+    (["equilibrium", "--players", "3", "--out", ""], "--out: an empty value"),
+    (["report", "--games", "100", "--out", "r.html", "--rulebook", ""],
+     "--rulebook: an empty value"),
+])
+def test_an_empty_argument_is_refused_before_anything_is_written(capsys, tmp_path,
+                                                                 monkeypatch, args, says):
+    """An empty or blank argument (an unset shell variable, typically) is refused in one
+    line naming its option: read as a path it would be the current folder, where the
+    command would write."""
+    monkeypatch.chdir(tmp_path)
+    code, stdout, err = run(capsys, *args)
+    one_line(code, err, says.split(":")[0], says)
+    assert stdout == "" and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("lineup", [",", "steward=steward,", ",random", "random,,"])
 def test_an_empty_lineup_item_is_refused(capsys, tmp_path, lineup):
     out = _out(tmp_path)
     code, stdout, err = run(capsys, "simulate", "--games", "10", "-q", "--lineup", lineup,
