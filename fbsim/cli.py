@@ -210,7 +210,8 @@ def replay_cmd(
         for n in [None] if players is None else table_sizes(players):
             bots: dict = {}
             rules = _rules(rules_file, set_, n, bots)
-            lu = parse_lineup(lineup, seat or [], rules.players).with_bot_params(bots)
+            lu = parse_lineup(lineup, seat or [], rules.players).with_bot_params(bots,
+                                                                                 strict=True)
             rec = play_game(rules, lu, seed, game, events=True)
             out.append((rules, rec, None))
     if as_json:

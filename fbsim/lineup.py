@@ -221,10 +221,20 @@ class Lineup:
                 P[i] = e.vector()
         return P
 
-    def with_bot_params(self, bots: Mapping[str, Mapping[str, float]]) -> Lineup:
-        """The `bots.BOT.PARAM` shorthand: those parameters at every entry playing BOT."""
+    def with_bot_params(self, bots: Mapping[str, Mapping[str, float]],
+                        strict: bool = False) -> Lineup:
+        """The `bots.BOT.PARAM` shorthand: those parameters at every entry playing BOT.
+        `strict` (what a user gives): a BOT no entry plays is a UsageError, as its values
+        would change nothing (a sweep varying it would play one game many times)."""
         if not bots:
             return self
+        playing = {e.bot for e in self.entries() if e is not None}
+        missing = [b for b in bots if b not in playing]
+        if strict and missing:
+            b = missing[0]
+            raise UsageError(f"bots.{b}.{next(iter(bots[b]))}: no entry of the lineup plays "
+                             f"{b}, so it would change nothing; give a lineup with it (e.g. "
+                             f"--seat 1={b})")
 
         def up(e: Entry) -> Entry:
             return e.with_params(bots[e.bot]) if e.bot in bots else e

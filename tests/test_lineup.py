@@ -405,9 +405,33 @@ def test_bad_shorthand_names_the_key():
     from fbsim.experiments.run.spec import SpecError, SweepSpec, build_points
 
     with pytest.raises(SpecError, match=r"bots\.tunable\.aim.*from 300 to 800"):
-        build_points(SweepSpec(games=1, vary={"bots.tunable.aim": [500, 900]}))
+        build_points(SweepSpec(games=1, vary={"bots.tunable.aim": [500, 900]},
+                               seats=["1=tunable"]))
     with pytest.raises(FbsimError, match=r"bots\.tunabl.*did you mean 'tunable'"):
         build_points(SweepSpec(games=1, set={"bots.tunabl.aim": 500}))
+
+
+@pytest.mark.parametrize("where", ["vary", "set"])
+def test_a_shorthand_for_a_bot_no_entry_plays_is_refused(where):
+    """`bots.tunable.aim` where no seat or Agenda plays tunable would change nothing (a
+    sweep over it would play the same games at every point): refused, naming the key."""
+    from fbsim.experiments.run.spec import SpecError, SweepSpec, build_points
+
+    given = {"vary": {"bots.tunable.aim": [500, 600]}} if where == "vary" else {
+        "set": {"bots.tunable.aim": 500}}
+    with pytest.raises(SpecError, match=r"^bots\.tunable\.aim: no entry of the lineup plays "
+                                        r"tunable.*\(at the point players=4"):
+        build_points(SweepSpec(games=1, **given))
+    _, points = build_points(SweepSpec(games=1, lineup="steward=tunable", **given))
+    assert points[0].lineup.by_agenda["steward"].as_dict()["aim"] == 500
+
+
+def test_replay_refuses_a_shorthand_for_a_bot_no_entry_plays(capsys):
+    from fbsim.cli import main
+
+    assert main(["replay", "--players", "3", "--set", "bots.tunable.aim=500"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fbsim: error: bots.tunable.aim: no entry of the lineup plays")
 
 
 @pytest.mark.parametrize("text", ["field:w0=0", "field:w0=0;w3=0"])

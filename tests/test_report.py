@@ -76,15 +76,14 @@ def test_report_against_the_same_rules_finds_no_difference(tmp_path):
     assert win["changed_games"] == 0 and win["diff_ci_low"] < 0 < win["diff_ci_high"]
 
 
-def test_a_bot_parameter_of_an_absent_bot_changes_nothing():
-    # a bot parameter is not a rule, and no lineup entry plays tunable: the same rules,
-    # the same lineup, the same games, every metric identical
-    rep = BR.report(games=2000, players=[4], against_sets=["bots.tunable.aim=500"],
-                    exploit_dir=None)
-    p = rep.provenance
-    assert p["rules_hash"] == p["old_rules_hash"]
-    assert p["lineup_hash"] == p["old_lineup_hash"]
-    assert rep.metrics["identical"].all()
+def test_a_bot_parameter_of_an_absent_bot_is_refused_before_any_game():
+    # a bot parameter is not a rule, and no lineup entry plays tunable: it would change
+    # nothing, every metric identical; refused, naming the key
+    from fbsim.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"^bots\.tunable\.aim: no entry of the lineup"):
+        BR.report(games=2000, players=[4], against_sets=["bots.tunable.aim=500"],
+                  exploit_dir=None)
 
 
 def test_a_bot_parameter_of_a_seated_bot_changes_the_lineup():

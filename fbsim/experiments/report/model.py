@@ -76,7 +76,7 @@ def _load(path, sets, players: int, flag: str, lineup: Lineup, against_sets=()
                                        or k.startswith(e.key + ".") for k in keys):
             raise ConfigError(e.key, e.message, "--against-set") from None
         raise
-    return rules, lineup.with_bot_params(bots)
+    return rules, lineup.with_bot_params(bots, strict=True)
 
 
 def check_inputs(rules=None, against=None, games: int = DEFAULT_GAMES,

@@ -432,7 +432,10 @@ def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules,
     except UsageError as e:
         raise SpecError(f"{e} (at the point {cut(label)})") from None
     # `bots.BOT.PARAM` (from `set` or a coordinate): PARAM at every entry playing BOT
-    lineup = lineup.with_bot_params(merge_bot_params(base_bots or {}, bots))
+    try:
+        lineup = lineup.with_bot_params(merge_bot_params(base_bots or {}, bots), strict=True)
+    except UsageError as e:
+        raise SpecError(f"{e} (at the point {cut(label)})") from None
     return Point(index, dict(coords), rules, lineup)
 
 
