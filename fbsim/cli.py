@@ -133,6 +133,7 @@ def bots_cmd(rules_file: RulesOpt = None, set_: SetOpt = None):
              "step.\n\nGame G of seed S is the same game in every fbsim command, so any "
              "simulated game can be replayed here. --json prints the game record instead.")
 def replay_cmd(
+    ctx: typer.Context,
     players: Annotated[str | None, typer.Option(
         help="Table size 3-6 (default: the rules' players), or a range like 3..6 to narrate "
              "one game per size.")] = None,
@@ -169,6 +170,10 @@ def replay_cmd(
 
     if events and not as_json:
         raise UsageError("--events: only with --json (the narration tells every event)")
+    if script is not None:  # (its table size, seats and every decision are the script's)
+        refuse_given(ctx, ("players", "seed", "game", "lineup", "seat"),
+                     "not with --script: the scripted game sets its own table size, decisions "
+                     "and draws")
     if rollouts is not None and searcher is None:
         raise UsageError("--rollouts: only with --searcher")
     out = []
@@ -616,13 +621,17 @@ def report_cmd(
     # `none`: no such section
     exploit, rulebook, ladder = (None if x is not None and str(x) == "none" else x
                                  for x in (exploit, rulebook, ladder))
-    for name, folder, wants in (("rulebook", rulebook, "summary.json"),
-                                ("ladder", ladder, "ladder.json")):
+    for name, folder, wants, command in (
+            ("rulebook", rulebook, "summary.json", "tune --equilibrium"),
+            ("ladder", ladder, "ladder.json", "ladder"),
+            ("exploit", exploit, "AGENDA-pN/result.json", "exploit")):
         # (a folder named on the command line with nothing of its kind in it would be
         # skipped as the default folder is where a checkout has none)
-        if folder is not None and given(ctx, name) and not (folder / wants).is_file():
+        there = folder is not None and (any(folder.glob("*-p[3-6]/result.json"))
+                                        if name == "exploit" else (folder / wants).is_file())
+        if folder is not None and given(ctx, name) and not there:
             raise UsageError(f"--{name} {folder}: no {wants} there (not a folder of "
-                             f"`fbsim {'tune --equilibrium' if name == 'rulebook' else name}`)")
+                             f"`fbsim {command}`; `none` for no such section)")
     read_ladder_folder(ladder)  # (a damaged ladder refused before the lock is taken)
     read_rulebook_folder(rulebook)  # (and a summary of another kind)
     read_exploit_folder(exploit)  # (and a damaged exploit result)

@@ -120,6 +120,17 @@ def test_console_script_bad_input_has_no_traceback():
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("extra", [["--seed", "3"], ["--game", "0"], ["--players", "4"],
+                                   ["--lineup", "steward"], ["--seat", "1=hoarder"]])
+def test_replay_of_a_script_refuses_what_the_script_sets(capsys, extra):
+    """A scripted game sets its table size, decisions and draws: an option that would be
+    silently ignored is refused, naming it."""
+    code, out, err = run(capsys, "replay", "--script", str(TUTORIAL), *extra)
+    assert code == 2 and out == "", err
+    assert err.startswith(f"fbsim: error: {extra[0]}: not with --script") and \
+        err.count("\n") == 1, err
+
+
 def test_replay_tutorial_script_narrates_the_numbers(capsys):
     code, out, _ = run(capsys, "replay", "--script", str(TUTORIAL))
     assert code == 0

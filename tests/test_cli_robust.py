@@ -150,7 +150,7 @@ def test_report_plays_the_players_of_the_rules_file(capsys, tmp_path):
     f = tmp_path / "r.toml"
     f.write_text("players = 5\n")
     code, out, err = run(capsys, "report", "--rules", f, "--games", "200", "-q", "--exploit",
-                         tmp_path / "none", "--out", tmp_path / "r.html")
+                         "none", "--out", tmp_path / "r.html")
     assert code == 0, err
     import pandas as pd
 
@@ -553,7 +553,7 @@ def test_temporary_files_of_killed_runs_are_removed_by_the_next_run(tmp_path, ca
                        "-q")
     assert code == 0, err
     code, _, err = run(capsys, "report", "--games", 20, "--players", 3, "--out",
-                       tmp_path / "page.html", "-q", "--exploit", tmp_path / "none")
+                       tmp_path / "page.html", "-q", "--exploit", "none")
     assert code == 0, err
     assert not any(p.exists() for p in stale) and live.exists()
 
@@ -675,6 +675,9 @@ def test_the_rulebook_summary_keys_are_those_the_search_writes():
     ("rulebook", lambda f: f.mkdir(), "no summary.json there"),
     ("rulebook", lambda f: None, "no summary.json there"),
     ("ladder", lambda f: f.mkdir(), "no ladder.json there"),
+    ("exploit", lambda f: None, "no AGENDA-pN/result.json there"),
+    ("exploit", lambda f: (f / "steward-p3").mkdir(parents=True),
+     "no AGENDA-pN/result.json there"),
 ])
 def test_a_folder_named_for_a_report_section_must_hold_it(capsys, tmp_path, name, make, says):
     """(a folder named on the command line was skipped when it held nothing of its kind, as

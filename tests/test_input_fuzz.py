@@ -315,7 +315,7 @@ def test_lineup_file(doc):
 SWEEP_DOCS = [
     {  # the module docstring's grid (smaller: its 100 points are slow to build 100 times)
         "games": 1_000_000, "seed": 1, "players": "3..4", "rules": "my-rules.toml",
-        "lineup": "accelerationist=hoarder", "seats": ["2=random"], "title": "grid",
+        "lineup": "opportunist=hoarder", "seats": ["2=random"], "title": "grid",
         "set": {"masks": 3},
         "vary": {"baseline_offset": "-1..1", "bots.fog-grabber.greed": "0..1:0.5"},
         "baseline": {"baseline_offset": 0},

@@ -136,7 +136,7 @@ def test_a_report_with_a_damaged_ladder_refuses_before_any_game(capsys, tmp_path
     page = tmp_path / "page" / "r.html"
     page.parent.mkdir()
     code, _, err = _run(capsys, "report", "--games", "200", "--players", "3", "--out", page,
-                        "--ladder", ladder, "--exploit", tmp_path / "none", "-q")
+                        "--ladder", ladder, "--exploit", "none", "-q")
     assert code == 2 and "ladder.json: not a ladder fbsim wrote" in err, err
     assert len(err.strip().splitlines()) == 1
     assert list(page.parent.iterdir()) == []

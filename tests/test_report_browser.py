@@ -89,7 +89,7 @@ def test_cli_screenshot_renders_the_written_page(tmp_path, capsys):
 
     out, png = tmp_path / "r.html", tmp_path / "r.png"
     assert main(["report", "--games", "500", "--players", "3", "--out", str(out),
-                 "--screenshot", str(png), "--quiet", "--exploit", str(tmp_path)]) == 0
+                 "--screenshot", str(png), "--quiet", "--exploit", "none"]) == 0
     assert png.read_bytes()[:8] == PNG_SIGNATURE
     assert str(png) in capsys.readouterr().out
 
@@ -104,7 +104,7 @@ def test_a_screenshot_without_a_browser_is_refused_before_the_page_is_written(tm
     monkeypatch.setenv("FBSIM_CHROMIUM", str(tmp_path / "no-chromium"))
     out, png = tmp_path / "r.html", tmp_path / "r.png"
     code = main(["report", "--games", "500", "--players", "3", "--out", str(out),
-                 "--screenshot", str(png), "--quiet", "--exploit", str(tmp_path)])
+                 "--screenshot", str(png), "--quiet", "--exploit", "none"])
     err = capsys.readouterr().err
     assert code == 2 and "--screenshot: headless Chromium not found" in err, err
     assert len(err.strip().splitlines()) == 1

@@ -375,7 +375,7 @@ def test_the_report_shows_a_players_chance_by_the_deal(tmp_path, capsys):
 
     out = tmp_path / "r.html"
     code, _, err = run(capsys, "report", "--players", "4", "--games", "2000", "--out", out,
-                       "--exploit", tmp_path / "none", "-q")
+                       "--exploit", "none", "-q")
     assert code == 0, err
     df = pd.read_parquet(out.with_suffix(".parquet"))
     deal = df[df["section"] == "deal"].set_index("metric")
