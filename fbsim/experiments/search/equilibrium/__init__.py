@@ -136,7 +136,8 @@ def run_map(players: list[int], out: str | Path, seed: int = 0, budget: Budget |
                                            searcher_knobs)
             starts.append(basins.start_of(s_seed, search, result))
             results[s_seed] = result
-            part = basins.map_summary(starts, least, most, new_within, distance)
+            part = basins.map_summary(starts, least, most, new_within, distance,
+                                      rules_hash=map_rules_hash(rules, sets, n))
             rep = (part["equilibria"][0]["representative"] if part["equilibria"]
                    else starts[0].seed)
             write_text(out / f"p{n}.toml",
@@ -149,6 +150,14 @@ def run_map(players: list[int], out: str | Path, seed: int = 0, budget: Budget |
                          f"{len(starts)} starts; stopped: {part['map']['stopped']}")
                 break
     return doc
+
+
+def map_rules_hash(rules: str | None, sets: dict | None, players: int) -> str:
+    """The hash of the rules a map solves at `players` (as the trainer loads them)."""
+    from fbsim.rules import load_rules, nest, rules_hash
+
+    return rules_hash(load_rules(rules, overrides=nest(sets or {}), overrides_source="--set",
+                                 bots={}, players=players))
 
 
 def check_map_options(budget: Budget, searcher_games: int, least: int, most: int,

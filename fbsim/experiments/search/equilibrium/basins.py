@@ -29,12 +29,13 @@ family; where the searcher's audit runs (`searcher_games`), each says whether it
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fbsim.errors import UsageError
 from fbsim.experiments.metrics.stats import wilson
 from fbsim.game.layout import AGENDA_NAMES
+from fbsim.inputs import Key, interval
 from fbsim.policies import field as F
 from fbsim.policies.planner import PARAMS as PLANNER_PARAMS
 from fbsim.policies.planner import TABLE_NAMES
@@ -170,10 +171,11 @@ def is_fair(s: Start, band: float = FAIR_BAND) -> bool:
 
 
 def map_summary(starts: list[Start], least: int, most: int, new_within: int = NEW_WITHIN,
-                distance: float = DISTANCE) -> dict:
+                distance: float = DISTANCE, rules_hash: str | None = None) -> dict:
     """The map's part of a table size's summary: each equilibrium (largest basin first;
     ties: found first) with its basin share and interval, balance and strategies' spread;
-    every start; how and why it stopped."""
+    every start; how and why it stopped; the hash of the rules it was solved under (what
+    `fbsim report` matches its own rules against)."""
     n = len(starts)
     groups = sorted(group(starts, distance),
                     key=lambda g: (-len(g.members), g.representative.seed))
@@ -195,7 +197,8 @@ def map_summary(starts: list[Start], least: int, most: int, new_within: int = NE
     weighty = [e for e in eqs if e["basin_share"] >= FAIR_BASIN]
     return {
         "equilibria": eqs,
-        "map": {"starts": n, "least": least, "most": most, "new_within": new_within,
+        "map": {"rules_hash": rules_hash, "starts": n, "least": least, "most": most,
+                "new_within": new_within,
                 "distance": distance, "stopped": stop_reason(starts, least, most,
                                                              new_within, distance),
                 "new_at": new_found_at(starts, distance),
@@ -203,6 +206,37 @@ def map_summary(starts: list[Start], least: int, most: int, new_within: int = NE
                 "fair": bool(weighty) and all(e["fair"] for e in weighty),
                 "fair_band": FAIR_BAND, "fair_basin": FAIR_BASIN,
                 "starts_played": [s.as_dict() for s in sorted(starts, key=lambda s: s.seed)]}}
+
+
+_RATE = Key("number", lo=0, hi=1)
+_CHANCE = Key("table", keys={"player_win_rate": replace(_RATE, required=True),
+                             "player_win_ci": interval(0, 1, required=True)})
+_AGENDAS = Key("table", known="agenda", keys={a: replace(_CHANCE, required=True)
+                                              for a in AGENDA_NAMES})
+# the map's parts of a table size's summary.json as `map_summary` writes them: what
+# `fbsim report --map` reads back, checked whole before any game is played
+MAP_PARTS = {k: replace(v, required=True) for k, v in {
+    "equilibria": Key("list", "a list of equilibria", item=Key("table", keys={
+        k: replace(v, required=True) for k, v in {
+            "basin_share": _RATE, "basin_ci": interval(0, 1), "starts": Key("count", lo=1),
+            "seeds": Key("list", "a list of seeds", item=Key("count", lo=0)),
+            "representative": Key("count", lo=0), "agendas": _AGENDAS, "collapse": _RATE,
+            "fair": Key("bool"), "searcher_held": Key(("bool", "null")),
+            "outcome_spread": Key("number", lo=0), "strategy_spread": Key("number", lo=0),
+        }.items()})),
+    "map": Key("table", keys={k: replace(v, required=True) for k, v in {
+        "rules_hash": Key(("text", "null"), "a rules hash (text), or null"),
+        "starts": Key("count", lo=1), "least": Key("count", lo=2), "most": Key("count", lo=2),
+        "new_within": Key("count", lo=1), "distance": Key("number", lo=0, hi=1, open=True),
+        "stopped": Key(("text", "null")),
+        "new_at": Key("list", "a list of seeds", item=Key("count", lo=0)),
+        "unsettled": Key("table", keys={"starts": Key("count", lo=0, required=True),
+                                        "share": replace(_RATE, required=True),
+                                        "ci": interval(0, 1, required=True)}),
+        "fair": Key("bool"), "fair_band": _RATE, "fair_basin": _RATE,
+        "starts_played": Key("list", "a list of starts", item=Key("table")),
+    }.items()}),
+}.items()}
 
 
 def check_map(least: int, most: int, new_within: int = NEW_WITHIN,
