@@ -578,6 +578,11 @@ def report_cmd(
              "are shown as \"how much skill pays\"; `none` for no such section.",
         file_okay=False)
                       ] = Path("results/ladder"),
+    map_: Annotated[Path | None, typer.Option(
+        "--map", help="Folder of a `fbsim equilibrium --map`: every equilibrium it found at "
+        "the table sizes played under the page's rules is shown, with the verdict over the "
+        "map; `none` for no such section.", file_okay=False)
+                    ] = Path("results/equilibrium-map"),
     screenshot: Annotated[Path | None, typer.Option(
         help="Also save a full-page PNG of the report, rendered in headless Chromium "
              "(needs Debian's chromium and chromium-driver and the package selenium).",
@@ -591,6 +596,7 @@ def report_cmd(
         format_verdict,
         read_exploit_folder,
         read_ladder_folder,
+        read_map_folder,
         read_rulebook_folder,
         report,
     )
@@ -619,10 +625,11 @@ def report_cmd(
     check_inputs(rules_file, against, n, sizes, set_ or [], against_set or [], lineup,
                  against_lineup)
     # `none`: no such section
-    exploit, rulebook, ladder = (None if x is not None and str(x) == "none" else x
-                                 for x in (exploit, rulebook, ladder))
+    exploit, rulebook, ladder, map_ = (None if x is not None and str(x) == "none" else x
+                                       for x in (exploit, rulebook, ladder, map_))
     for name, folder, wants, command in (
             ("rulebook", rulebook, "summary.json", "tune --equilibrium"),
+            ("map_", map_, "summary.json", "equilibrium --map"),
             ("ladder", ladder, "ladder.json", "ladder"),
             ("exploit", exploit, "AGENDA-pN/result.json", "exploit")):
         # (a folder named on the command line with nothing of its kind in it would be
@@ -630,10 +637,11 @@ def report_cmd(
         there = folder is not None and (any(folder.glob("*-p[3-6]/result.json"))
                                         if name == "exploit" else (folder / wants).is_file())
         if folder is not None and given(ctx, name) and not there:
-            raise UsageError(f"--{name} {folder}: no {wants} there (not a folder of "
+            raise UsageError(f"--{name.rstrip('_')} {folder}: no {wants} there (not a folder of "
                              f"`fbsim {command}`; `none` for no such section)")
     read_ladder_folder(ladder)  # (a damaged ladder refused before the lock is taken)
     read_rulebook_folder(rulebook)  # (and a summary of another kind)
+    read_map_folder(map_)  # (and a damaged map)
     read_exploit_folder(exploit)  # (and a damaged exploit result)
     keep = out.parent / f".{out.stem}.parts"
     check_kept_parts(keep, [])  # (the folder of kept table sizes: before the lock)
@@ -642,7 +650,7 @@ def report_cmd(
         rep = report(rules_file, against, n, sizes, seed, set_ or [], against_set or [],
                      lineup, exploit, progress=_progress(quiet), resume=keep,
                      echo=lambda m: typer.echo(m, err=True), against_lineup=against_lineup,
-                     rulebook_dir=rulebook, ladder_dir=ladder)
+                     rulebook_dir=rulebook, ladder_dir=ladder, map_dir=map_)
         written = write_report(rep, out)
         clear_resume(keep)
     typer.echo(format_verdict(rep), nl=False)

@@ -51,6 +51,7 @@ class BalanceReport:
     exploit_check: dict | None = None  # the largest of them, played again on fresh games
     old_exploit: pd.DataFrame | None = None
     rulebook: dict | None = None  # `fbsim tune --equilibrium`'s summary, for these rules
+    maps: dict | None = None  # `fbsim equilibrium --map`'s maps at the sizes of these rules
     ladder: list | None = None  # `fbsim ladder`'s rungs at the sizes played under these rules
     verdict: list[str] = field(default_factory=list)
 
@@ -115,7 +116,8 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
            exploit_dir: str | Path | None = "results/exploit", progress=None,
            resume: str | Path | None = None, echo=None, against_lineup: str | None = None,
            rulebook_dir: str | Path | None = None,
-           ladder_dir: str | Path | None = None) -> BalanceReport:
+           ladder_dir: str | Path | None = None,
+           map_dir: str | Path | None = None) -> BalanceReport:
     """Play `games` games per table size under `rules` (and, when `against` or
     `against_sets` is given, under the old rules on the same games) and return the report's
     tables. `sets` apply to both rules files; `against_sets` to the old rules only;
@@ -125,11 +127,14 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
     (default: `lineup`). `rulebook_dir`: a `fbsim tune --equilibrium` folder, shown as "rules
     under strong play" when its recommended (or its searched) rules are the report's.
     `ladder_dir`: a `fbsim ladder` folder, whose table sizes played under the report's rules
-    are shown as "how much skill pays"."""
+    are shown as "how much skill pays". `map_dir`: a `fbsim equilibrium --map` folder, whose
+    maps of equilibria at the table sizes of the report's rules are shown as "every
+    equilibrium found"."""
     players = list(players)
     setups = check_inputs(rules, against, games, players, sets, against_sets, lineup,
                           against_lineup)
     ladder_doc = read_ladder_folder(ladder_dir)  # (a damaged one refused before any game)
+    maps = read_map_folder(map_dir)  # (and a damaged map)
     rulebook_doc = read_rulebook_folder(rulebook_dir)  # (and so is a summary of another kind)
     exploits = read_exploit_folder(exploit_dir)  # (and a damaged best response)
     compare = against is not None or bool(against_sets)
@@ -189,6 +194,7 @@ def report(rules: str | Path | None = None, against: str | Path | None = None,
         rep.rulebook = find_rulebook(rulebook_doc, rulebook_dir, tables)
     if ladder_doc is not None:
         rep.ladder = find_ladder(ladder_doc, tables)
+    rep.maps = find_maps(maps, tables)
     if exploit_dir is not None:
         lineups = {n: lu for n, _, _, lu in setups}
         rep.exploit = find_exploit(exploit_dir, [t.rules for t in tables],
@@ -221,6 +227,82 @@ def find_ladder(doc: dict, tables: list[TableResult]) -> list | None:
     rungs = [Rung(**r) for k, entry in doc["players"].items()
              if hashes.get(k) == entry["inputs"]["rules_hash"] for r in entry["rungs"]]
     return rungs or None
+
+
+def read_map_folder(folder: str | Path | None) -> dict | None:
+    """The maps of equilibria in the summary.json of the `fbsim equilibrium --map` folder
+    `folder`, by table size (None: no folder, or none there; a size without a map is left
+    out): each size's `equilibria` and `map` (`basins.MAP_PARTS`), checked whole before any
+    game is played; one of another kind, or damaged, is a usage error naming the file and
+    the key."""
+    from fbsim.experiments.search.equilibrium.basins import MAP_PARTS
+    from fbsim.inputs import Key, value, within
+
+    if folder is None or not (Path(folder) / "summary.json").is_file():
+        return None
+    path = Path(folder) / "summary.json"
+
+    def fail(key: str, message: str):
+        raise UsageError(f"--map {folder}: {path}: {key}: {message} (not the summary of an "
+                         "`fbsim equilibrium --map` search); give such a folder, or none")
+
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--map {folder}: {path}: cannot be read "
+                         f"({type(e).__name__}: {e})") from None
+    sizes = Key("table", "a table by table size (3 to 6)", known="table size", required=True,
+                keys={str(n): Key("table") for n in range(3, L.MAX_PLAYERS + 1)})
+    top = value(doc, Key("table", keys={"players": sizes}), fail, "")
+    if "players" not in top:
+        fail("players", f"missing: expected {sizes.wanted}")
+    maps = {}
+    for n, entry in top["players"].items():
+        if "map" not in entry:
+            continue  # (a single search's size: no map)
+        part = {k: value(entry.get(k), key, fail, f"players.{n}.{k}")
+                for k, key in MAP_PARTS.items()}
+        for i, e in enumerate(part["equilibria"]):
+            w = f"players.{n}.equilibria[{i}]"
+            within(e["basin_share"], e["basin_ci"], fail, f"{w}.basin_share")
+            for a, r in e["agendas"].items():
+                within(r["player_win_rate"], r["player_win_ci"], fail,
+                       f"{w}.agendas.{a}.player_win_rate")
+        maps[n] = part
+    return maps or None
+
+
+def find_maps(maps: dict | None, tables: list[TableResult]) -> dict | None:
+    """The maps (`read_map_folder`) at the table sizes whose rules are the report's (by
+    rules hash), or None where there are none."""
+    if not maps:
+        return None
+    hashes = {str(t.players): rules_hash(t.rules) for t in tables}
+    found = {n: m for n, m in maps.items() if hashes.get(n) == m["map"]["rules_hash"]}
+    return found or None
+
+
+def map_verdict(n: str, part: dict) -> str:
+    """One sentence on a table size's map of equilibria: how many, whether it is fair over
+    the map (every equilibrium with a basin share of at least `fair_basin` fair), and the
+    largest basin's balance."""
+    m, eqs = part["map"], part["equilibria"]
+    unsettled = m["unsettled"]["starts"]
+    head = (f"At {n} players, {m['starts']} cold starts of the single-seat equilibrium search "
+            f"(`fbsim equilibrium --map`) reached {len(eqs)} distinct "
+            f"equilibri{'um' if len(eqs) == 1 else 'a'} of the planner family"
+            + (f"; {unsettled} more starts did not converge" if unsettled else "")
+            + ("" if m["stopped"] else "; the map is still growing"))
+    if not eqs:
+        return head + "."
+    big = eqs[0]
+    chances = ", ".join(f"{a.capitalize()} {_pc(big['agendas'][a]['player_win_rate'])}"
+                        for a in L.AGENDA_NAMES if a in big["agendas"])
+    fair = "fair" if m["fair"] else "not fair"
+    return (f"{head}: {fair} over the map (every equilibrium with a basin share of "
+            f"{_pc(m['fair_basin'])} or more must be); the largest basin "
+            f"({_pc(big['basin_share'])} of the starts) gives a player {chances} against a "
+            f"fair {_pc(1 / int(n))}.")
 
 
 def read_rulebook_folder(folder: str | Path | None) -> dict | None:
@@ -559,6 +641,8 @@ def verdict(rep: BalanceReport) -> list[str]:
              "rules file by its own field, on the same games."]
     if rep.rulebook is not None:
         lines.append(rulebook_verdict(rep.rulebook))
+    for n, part in (rep.maps or {}).items():
+        lines.append(map_verdict(n, part))
     for t in rep.tables:
         rows = df[df["players"] == t.players].set_index("metric")
         wins = [(a, rows.loc[f"win_{a}"]) for a in L.AGENDA_NAMES]

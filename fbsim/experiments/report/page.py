@@ -515,6 +515,8 @@ def render(rep: BalanceReport) -> str:
                  + fig(fig_accusation(rep), "Accusation accuracy")
                  + section_table(rep, "accusation"))
     parts.append(f"<h2>{SECTIONS['legacy']}</h2>" + section_table(rep, "legacy"))
+    if rep.maps:
+        parts.append("<h2>Every equilibrium found</h2>" + map_section(rep.maps))
     parts.append("<h2>Exploitability</h2>" + exploit_section(rep))
     if rep.ladder:
         parts.append("<h2>How much skill pays</h2>" + ladder_section(rep.ladder))
@@ -592,6 +594,56 @@ def rulebook_section(doc: dict) -> str:
              "trial). The levers searched: "
              + ", ".join(f"<code>{_esc(k)}</code>" for k in doc["levers"]) + ".</p>")
     return "<h2>Rules under strong play</h2>" + head + table
+
+
+def map_section(maps: dict) -> str:
+    """`fbsim equilibrium --map`: per table size, every distinct single-seat equilibrium its
+    cold starts reached, its basin share, each Agenda's chance to win as a player, Collapse,
+    and the verdict over the map."""
+    out = ["<p class=\"notes\">Many searches from scratch (<code>fbsim equilibrium --map"
+           "</code>), each its own seed: the equilibria they reached told apart by their "
+           "outcomes, each one's basin the share of the starts that reached it (95% "
+           "interval; starts that did not converge count as unsettled). A table size is "
+           "called fair only when every equilibrium with a basin share of at least 5% is: "
+           "which equilibrium players reach is not theirs to choose. Each is an equilibrium "
+           "of the planner family; where the searcher's audit ran it says whether it "
+           "held.</p>"]
+    for n, part in maps.items():
+        m = part["map"]
+        agendas = [a for a in L.AGENDA_NAMES  # (in the game's order, as the rest of the page)
+                   if part["equilibria"] and a in part["equilibria"][0]["agendas"]]
+        rows = []
+        for i, e in enumerate(part["equilibria"]):
+            lo, hi = e["basin_ci"]
+            cells = "".join(
+                f"<td>{_fmt(r['player_win_rate'], 'pct')} "
+                f"{_interval(*r['player_win_ci'], 'pct')}</td>"
+                for r in (e["agendas"][a] for a in agendas))
+            held = {None: "not run", True: "held", False: "beaten"}[e["searcher_held"]]
+            rows.append(f"<tr><td>#{i + 1}</td><td>{_fmt(e['basin_share'], 'pct')} "
+                        f"{_interval(lo, hi, 'pct')}</td><td>{e['starts']} "
+                        f"(seed{'s' if len(e['seeds']) > 1 else ''} "
+                        f"{_esc(', '.join(map(str, e['seeds'])))})</td>{cells}"
+                        f"<td>{_fmt(e['collapse'], 'pct')}</td>"
+                        f"<td>{'fair' if e['fair'] else 'not fair'}</td><td>{held}</td></tr>")
+        u = m["unsettled"]
+        if u["starts"]:
+            rows.append(f"<tr><td>unsettled</td><td>{_fmt(u['share'], 'pct')} "
+                        f"{_interval(*u['ci'], 'pct')}</td><td>{u['starts']}</td>"
+                        f"<td colspan=\"{len(agendas) + 3}\">did not converge within the "
+                        "budget</td></tr>")
+        head = "".join(f"<th>{_esc(a.capitalize())}</th>" for a in agendas)
+        verdict = ("<b>fair</b>" if m["fair"] else "<b>not fair</b>") + " over the map"
+        stopped = (f"stopped: {_esc(m['stopped'])}" if m["stopped"] else
+                   "still growing: more starts may find more")
+        out.append(f"<h3>{_esc(n)} players</h3><p>{m['starts']} cold starts, "
+                   f"{len(part['equilibria'])} distinct equilibria; {verdict} (fair: every "
+                   f"Agenda within {_fmt(m['fair_band'], 'pct')} of {_fmt(1 / int(n), 'pct')}, "
+                   f"the whole interval); {stopped}.</p>"
+                   f"<table><thead><tr><th></th><th>basin share</th><th>starts</th>{head}"
+                   "<th>Collapse</th><th>balance</th><th>searcher</th></tr></thead><tbody>"
+                   + "".join(rows) + "</tbody></table>")
+    return "".join(out)
 
 
 def ladder_section(rungs: list) -> str:
