@@ -229,6 +229,25 @@ def find_ladder(doc: dict, tables: list[TableResult]) -> list | None:
     return rungs or None
 
 
+def _read_summary(folder: str | Path | None, flag: str, kind: str):
+    """The summary.json of the folder `folder` that `flag` names, and the `fail` that refuses
+    it naming the file and the key (not the summary of `kind`); None: no folder, or none
+    there."""
+    if folder is None or not (Path(folder) / "summary.json").is_file():
+        return None
+    path = Path(folder) / "summary.json"
+
+    def fail(key: str, message: str):
+        raise UsageError(f"{flag} {folder}: {path}: {key}: {message} (not the summary of "
+                         f"{kind}); give such a folder, or none")
+
+    try:
+        return json.loads(path.read_text()), fail
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{flag} {folder}: {path}: cannot be read "
+                         f"({type(e).__name__}: {e})") from None
+
+
 def read_map_folder(folder: str | Path | None) -> dict | None:
     """The maps of equilibria in the summary.json of the `fbsim equilibrium --map` folder
     `folder`, by table size (None: no folder, or none there; a size without a map is left
@@ -238,19 +257,10 @@ def read_map_folder(folder: str | Path | None) -> dict | None:
     from fbsim.experiments.search.equilibrium.basins import MAP_PARTS
     from fbsim.inputs import Key, value, within
 
-    if folder is None or not (Path(folder) / "summary.json").is_file():
+    got = _read_summary(folder, "--map", "an `fbsim equilibrium --map` search")
+    if got is None:
         return None
-    path = Path(folder) / "summary.json"
-
-    def fail(key: str, message: str):
-        raise UsageError(f"--map {folder}: {path}: {key}: {message} (not the summary of an "
-                         "`fbsim equilibrium --map` search); give such a folder, or none")
-
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise UsageError(f"--map {folder}: {path}: cannot be read "
-                         f"({type(e).__name__}: {e})") from None
+    doc, fail = got
     sizes = Key("table", "a table by table size (3 to 6)", known="table size", required=True,
                 keys={str(n): Key("table") for n in range(3, L.MAX_PLAYERS + 1)})
     top = value(doc, Key("table", keys={"players": sizes}), fail, "")
@@ -312,19 +322,10 @@ def read_rulebook_folder(folder: str | Path | None) -> dict | None:
     from fbsim.experiments.search.rulebook import SUMMARY_FILE
     from fbsim.inputs import check, within
 
-    if folder is None or not (Path(folder) / "summary.json").is_file():
+    got = _read_summary(folder, "--rulebook", "a `fbsim tune --equilibrium` search")
+    if got is None:
         return None
-    path = Path(folder) / "summary.json"
-
-    def fail(key: str, message: str):
-        raise UsageError(f"--rulebook {folder}: {path}: {key}: {message} (not the summary of "
-                         "a `fbsim tune --equilibrium` search); give such a folder")
-
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise UsageError(f"--rulebook {folder}: {path}: cannot be read "
-                         f"({type(e).__name__}: {e})") from None
+    doc, fail = got
     if isinstance(doc, dict):  # (another command's summary: named by what it lacks)
         for k, key in SUMMARY_FILE.items():
             if key.required and k not in doc:

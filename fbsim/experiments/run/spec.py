@@ -432,10 +432,7 @@ def _point(spec: SweepSpec, index: int, coords: dict[str, Any], base: Rules,
     except UsageError as e:
         raise SpecError(f"{e} (at the point {cut(label)})") from None
     # `bots.BOT.PARAM` (from `set` or a coordinate): PARAM at every entry playing BOT
-    try:
-        lineup = lineup.with_bot_params(merge_bot_params(base_bots or {}, bots), strict=True)
-    except UsageError as e:
-        raise SpecError(f"{e} (at the point {cut(label)})") from None
+    lineup = lineup.with_bot_params(merge_bot_params(base_bots or {}, bots))
     return Point(index, dict(coords), rules, lineup)
 
 
@@ -464,6 +461,8 @@ def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
         raise SpecError(str(e)) from None
     coords = _coordinates(spec)
     points = [_point(spec, i, c, base, base_bots) for i, c in enumerate(coords)]
+    _check_bots_played(points, [*base_bots, *(k.split(".")[1] for c in coords for k in c
+                                              if k.startswith("bots.") and k.count(".") == 2)])
     # the baseline of each table size: the spec's [baseline] values, else each varied key
     # at its default value (when it is among the values swept), else the first point
     varied = [k for k in coords[0] if k != "players"] if coords else []
@@ -487,6 +486,17 @@ def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
         exact = [q for q in group if _matches_baseline(q.values, wanted)]
         pt.baseline = (exact or group)[0].index
     return base, points
+
+
+def _check_bots_played(points: list[Point], bots: list[str]) -> None:
+    """A `bots.BOT.PARAM` value where no point's lineup plays BOT changes nothing (a sweep
+    varying it plays the same games at every point): SpecError naming the bot."""
+    played = {e.bot for p in points for e in p.lineup.entries() if e is not None}
+    for bot in dict.fromkeys(bots):
+        if bot not in played:
+            raise SpecError(f"bots.{bot}: no entry of any point's lineup plays {bot}, so its "
+                            f"parameters would change nothing; give a lineup with it (e.g. "
+                            f"--seat 1={bot})")
 
 
 def _default_value(base: Rules, key: str, base_bots: dict | None = None) -> Any:
