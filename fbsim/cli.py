@@ -1491,6 +1491,9 @@ def main(argv: list[str] | None = None) -> int:
     except (OverflowError, MemoryError) as e:
         _say(f"error: a number too large: {e}")
         return 2
+    except RecursionError:  # (a file's readers name it: `fbsim.jsonfile`; this is the net)
+        _say("error: an input nested too deeply to read")
+        return 2
     # typer returns the code of a typer.Exit (or 130 for a Ctrl-C outside a command)
     return code if isinstance(code, int) else 0
 

@@ -12,6 +12,7 @@ import shlex
 from functools import cache
 from pathlib import Path
 
+from fbsim import jsonfile
 from fbsim.errors import UsageError
 from fbsim.experiments import catalog
 
@@ -65,7 +66,6 @@ def run(name: str, results: str | Path = "results", games: int | None = None, pr
 
 
 def _stale(out: Path, spec) -> bool:
-    import json
 
     from fbsim.experiments.run.spec import build_points
     from fbsim.lineup import lineup_hash
@@ -75,7 +75,7 @@ def _stale(out: Path, spec) -> bool:
     if not meta.exists():
         return False
     try:
-        doc = json.loads(meta.read_text())
+        doc = jsonfile.read(meta)
     except (OSError, ValueError):  # (as `fbsim sweep` refuses it: nothing replayed)
         raise UsageError(f"{meta}: unreadable; remove {out} or pass --force") from None
     digest = doc.get("digest") if isinstance(doc, dict) else None

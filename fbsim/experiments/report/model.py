@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fbsim import jsonfile
 from fbsim.errors import ConfigError, FbsimError, UsageError, cut, shown
 from fbsim.experiments.metrics import balance as B
 from fbsim.experiments.metrics.tally import Tally
@@ -242,7 +243,7 @@ def _read_summary(folder: str | Path | None, flag: str, kind: str):
                          f"{kind}); give such a folder, or none")
 
     try:
-        return json.loads(path.read_text()), fail
+        return jsonfile.read(path), fail
     except (OSError, ValueError) as e:
         raise UsageError(f"{flag} {folder}: {path}: cannot be read "
                          f"({type(e).__name__}: {e})") from None
@@ -577,7 +578,7 @@ def read_exploit_folder(folder: str | Path | None) -> list[tuple[str, dict, Rule
         except ConfigError as e:
             fail(f"rules_toml: {cut(e.key)}", e.message, search)
         try:
-            doc = json.loads(res.read_text())
+            doc = jsonfile.read(res)
         except (OSError, ValueError) as e:
             fail("(file)", f"cannot be read ({type(e).__name__}: {cut(str(e))})")
         row = check_result(doc, fail)

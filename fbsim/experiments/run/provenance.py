@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fbsim import jsonfile
 from fbsim.errors import DamagedFile, UsageError, cut
 from fbsim.experiments.metrics.stats import STATS_VERSION
 from fbsim.game.layout import LAYOUT_VERSION
@@ -124,7 +125,7 @@ def read_provenance(path: str | Path) -> dict:
     meta = pq.read_schema(path).metadata or {}
     if META_KEY not in meta:
         raise ValueError(f"{path}: no fbsim provenance in its metadata")
-    return json.loads(meta[META_KEY])
+    return jsonfile.loads(meta[META_KEY])
 
 
 def content_digest(table: pa.Table) -> str:

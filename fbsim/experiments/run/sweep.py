@@ -34,6 +34,7 @@ from typing import Any
 
 import pandas as pd
 
+from fbsim import jsonfile
 from fbsim.errors import UsageError, cut, shown
 from fbsim.experiments.metrics.tables import (
     adjust_comparisons,
@@ -152,7 +153,7 @@ def _check_dataset(out: Path, spec: SweepSpec, digest: str, points: list[Point],
         raise UsageError(f"--out {out}: exists and is not a folder")
     if meta.exists() and not force:
         try:
-            doc = json.loads(meta.read_text())
+            doc = jsonfile.read(meta)
         except (OSError, ValueError):
             raise UsageError(f"{meta}: unreadable; remove {out} or pass --force") from None
         if not isinstance(doc, dict) or (doc.get("digest") != digest
@@ -436,7 +437,7 @@ def same_tables(a: str | Path, b: str | Path, ignore=("time",)) -> bool:
         ta, tb = pq.read_table(Path(a) / f"{t}.parquet"), pq.read_table(Path(b) / f"{t}.parquet")
         if not ta.equals(tb):
             return False
-        ma, mb = (json.loads(x.schema.metadata[META_KEY]) for x in (ta, tb))
+        ma, mb = (jsonfile.loads(x.schema.metadata[META_KEY]) for x in (ta, tb))
         if {k: v for k, v in ma.items() if k not in ignore} != {
                 k: v for k, v in mb.items() if k not in ignore}:
             return False

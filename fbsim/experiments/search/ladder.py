@@ -14,12 +14,12 @@ climbs; the searcher's rung is a lower bound of what skill can reach.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from fbsim import jsonfile
 from fbsim.errors import UsageError, cut, shown
 from fbsim.experiments.metrics.stats import wilson
 from fbsim.experiments.run.provenance import base_provenance, now_iso, write_table
@@ -261,7 +261,7 @@ def read_ladder(path: Path) -> dict:
     if not path.exists():
         return {"players": {}}
     try:
-        doc = json.loads(path.read_text())
+        doc = jsonfile.read(path)
     except (OSError, ValueError) as e:
         raise UsageError(f"{path}: not a ladder fbsim wrote ({type(e).__name__}: "
                          f"{cut(str(e))}); restore the file, or remove it to start afresh"

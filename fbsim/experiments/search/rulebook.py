@@ -74,6 +74,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from fbsim import jsonfile
 from fbsim.errors import FbsimError, UsageError, cut, shown
 from fbsim.experiments.run.spec import (
     BAND,
@@ -516,7 +517,7 @@ def confirm_finalist(spec: RulebookSpec, folder: Path, index: int, doc: dict, cl
                      echo=None) -> dict:
     """Each table size's field and its Agendas' audited best responses on fresh games:
     what the finalist answers, whether it meets the target, and why not."""
-    params = json.loads((folder / "params.json").read_text())
+    params = jsonfile.read(folder / "params.json")
     sizes, total = {}, 0
     for n in spec.players:
         s = doc["players"][str(n)]
@@ -638,7 +639,7 @@ def check_confirmed(doc, path: Path, spec: RulebookSpec) -> dict:
 
 def read_confirmed(path: Path, spec: RulebookSpec) -> dict:
     try:
-        doc = json.loads(path.read_text())
+        doc = jsonfile.read(path)
     except (OSError, ValueError) as e:
         raise UsageError(f"{path}: cannot be read ({type(e).__name__}: {cut(str(e))}); "
                          f"{CONFIRMED_WAY_OUT}") from None
@@ -782,7 +783,7 @@ def _load_trials(path: Path, spec: RulebookSpec, force: bool) -> list[dict]:
     if force or not path.exists():
         return []
     try:
-        doc = json.loads(path.read_text())
+        doc = jsonfile.read(path)
     except (OSError, ValueError) as e:
         raise UsageError(f"{path}: cannot resume this search ({type(e).__name__}: "
                          f"{cut(str(e))}); {TRIALS_WAY_OUT}") from None
@@ -882,9 +883,9 @@ def _solved_start(spec: RulebookSpec, folder: Path) -> dict | None:
 
     start = Path(spec.start_from)
     try:
-        doc = json.loads((start / "summary.json").read_text())
+        doc = jsonfile.read(start / "summary.json")
         for n in spec.players:
-            config = json.loads((start / f"p{n}" / "state.json").read_text())["config"]
+            config = jsonfile.read(start / f"p{n}" / "state.json")["config"]
             if doc["players"][str(n)].get("draw") != "seat" or "from" in config:
                 return None
             theirs = load_rules(config["rules"], overrides=nest(config["set"]),

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import NoReturn
 
+from fbsim import jsonfile
 from fbsim.errors import UsageError, cut, shown
 from fbsim.experiments.search.deviation import SEAT, TEAM
 from fbsim.game import layout as L
@@ -103,7 +104,7 @@ class State:
         """The saved state, if its config is `config`; UsageError where it cannot be read, is
         damaged (`check_state`: one line naming the key) or is another search's."""
         try:
-            doc = json.loads(path.read_text())
+            doc = jsonfile.read(path)
             check_state(doc, path)
             saved = doc["config"]
             if saved != config:
@@ -477,7 +478,7 @@ def read_published(out: str | Path) -> dict:
         refuse(f"{name} is not a number JSON allows")
 
     try:
-        doc = json.loads(path.read_text(), parse_constant=constant)
+        doc = jsonfile.read(path, parse_constant=constant)
     except (OSError, UnicodeDecodeError, ValueError) as e:
         refuse(f"not readable JSON ({type(e).__name__}: {cut(str(e))})")
     if not isinstance(doc, dict) or not isinstance(doc.get("players"), dict):

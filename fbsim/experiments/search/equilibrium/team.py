@@ -51,13 +51,13 @@ it) and OUT/summary.json.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from fbsim import jsonfile
 from fbsim.errors import UsageError
 from fbsim.experiments.metrics.definitions import deck_share, fair_win_rate
 from fbsim.experiments.metrics.stats import discordant_from_normal, paired_proportions
@@ -197,7 +197,7 @@ class Search:
         clear_temporaries(self.dir)  # (a killed run's, a full disk's)
         if path.exists() and not self.force:
             try:
-                state = json.loads(path.read_text())
+                state = jsonfile.read(path)
             except (OSError, ValueError) as e:
                 raise UsageError(f"{path}: cannot resume the search ({e}); run again with "
                                  "--force to start it over") from None

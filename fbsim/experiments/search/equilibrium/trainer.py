@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fbsim import jsonfile
 from fbsim.errors import UsageError, cut
 from fbsim.experiments.search import deviation
 from fbsim.experiments.search.deviation import Deviant, evaluate
@@ -461,13 +462,13 @@ def warm_start(folder: Path, players: int) -> tuple[dict, dict, str]:
 
     where = folder / "summary.json"
     try:
-        summary = json.loads(where.read_text())["players"][str(players)]
+        summary = jsonfile.read(where)["players"][str(players)]
         if summary.get("draw") != DRAW:
             raise UsageError(f"--from {folder}: its {players}-player field was not solved "
                              "one seat at a time (draw = seat); start from a single-seat "
                              "search")
         where = folder / f"p{players}" / "state.json"
-        doc = json.loads(where.read_text())
+        doc = jsonfile.read(where)
         check_state(doc, where, "restore the file, or start from another folder")
         pops = {a: [planner_params(x) for x in doc["populations"][a]] for a in AGENDAS}
         k = summary["field_iteration"]
