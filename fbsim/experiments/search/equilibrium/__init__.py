@@ -20,11 +20,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from fbsim.errors import UsageError
+from fbsim.errors import UsageError, cut
 from fbsim.experiments.search.equilibrium import basins, team
 from fbsim.experiments.search.equilibrium import summary as seat_summary
 from fbsim.experiments.search.equilibrium.state import (
     PUBLISHED_WAY_OUT,
+    check_state_file,
     publish,
     read_published,
     write_text,
@@ -121,13 +122,19 @@ def run_map(players: list[int], out: str | Path, seed: int = 0, budget: Budget |
     out = Path(out)
     check_folders(out, players, mapping=True)
     doc = read_published(out)
+    for n in players:  # (every start's folder and state checked before any start runs)
+        for k in range(most):
+            folder = basins.start_folder(out, n, seed + k)
+            check_places(folders=[folder])
+            if folder.is_dir():
+                check_folders(folder, [n])
+                if (folder / f"p{n}" / "state.json").is_file():
+                    check_state_file(folder / f"p{n}" / "state.json")
     for n in players:
         starts, results = [], {}
         for k in range(most):
             s_seed = seed + k
             folder = basins.start_folder(out, n, s_seed)
-            check_places(folders=[folder])
-            check_folders(folder, [n])
             if echo:
                 echo(f"  {n} players: cold start {k + 1} (seed {s_seed}), at least {least}, "
                      f"at most {most}")
@@ -188,6 +195,16 @@ def check_folders(out: str | Path, players: list[int], mapping: bool = False) ->
             raise UsageError(f"{Path(out) / 'summary.json'}: players.{n}.{missing[0]}: "
                              f"missing (not a table size's summary fbsim wrote); "
                              f"{PUBLISHED_WAY_OUT}")
+        # (summary.md is written of every size after a search: a size it cannot be written of
+        # would fail only then, after the games)
+        text = team.summary_md_text if entry.get("draw") == "agenda" else \
+            seat_summary.summary_md_text
+        try:
+            text({"players": {n: entry}})
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            raise UsageError(f"{Path(out) / 'summary.json'}: players.{n}: not a table size's "
+                             f"summary fbsim wrote ({type(e).__name__}: {cut(str(e))}); "
+                             f"{PUBLISHED_WAY_OUT}") from None
     for n in players:
         entry = doc["players"].get(str(n))
         if mapping and ((Path(out) / f"p{n}").exists() or

@@ -244,6 +244,18 @@ RESUME_WAY_OUT = "restore the file, or run again with --force to start the searc
 MIXTURE_SUM = 1e-6  # how far a saved mixture's weights may sum from 1 (rounding)
 
 
+def check_state_file(path: Path) -> None:
+    """A saved state.json read and checked (`check_state`) as `State.load` reads it, without
+    a config to compare: what a map checks of every start it will resume before any start
+    runs. UsageError naming the file."""
+    try:
+        doc = jsonfile.read(path)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{path}: cannot resume the search ({type(e).__name__}: "
+                         f"{cut(str(e))}); {RESUME_WAY_OUT}") from None
+    check_state(doc, path)
+
+
 def check_state(doc, path: Path, way_out: str = RESUME_WAY_OUT) -> None:
     """A saved state's shape and values (`fbsim.inputs`), everything it holds, before the
     search plays a game or writes a file: every key and type, every number finite and in

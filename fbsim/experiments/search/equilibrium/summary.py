@@ -11,6 +11,8 @@ bounds of what exists.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fbsim.experiments.metrics.definitions import deck_share
 from fbsim.experiments.search.equilibrium.trainer import AGENDAS, DRAW, SeatSearch, played
 from fbsim.lineup import lineup_to_toml
@@ -150,8 +152,8 @@ def field_file_text(search: SeatSearch, s: dict) -> str:
                           lines)
 
 
-def write_summary_md(out, doc: dict):
-    """OUT/summary.md: every table size's answer in words and numbers."""
+def summary_md_text(doc: dict) -> str:
+    """OUT/summary.md's text: every table size's answer in words and numbers."""
     lines = ["# Balance at a single-seat equilibrium (the game as played)", "",
              "Found by `fbsim equilibrium` (docs/strong-play.md): every seat draws "
              "its own planner from its Agenda's mixture, and no single player gains more "
@@ -195,8 +197,13 @@ def write_summary_md(out, doc: dict):
         if s.get("draw") == DRAW and s.get("distillations"):
             lines += ["", f"## {n} players: the searcher's departures distilled", "",
                       *distillation_lines(s["distillations"])]
-    path = out / "summary.md"
-    path.write_text("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
+
+
+def write_summary_md(out: Path, doc: dict) -> Path:
+    """OUT/summary.md (`summary_md_text`)."""
+    path = Path(out) / "summary.md"
+    path.write_text(summary_md_text(doc))
     return path
 
 

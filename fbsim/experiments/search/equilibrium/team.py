@@ -668,8 +668,8 @@ def run_equilibrium(players: list[int], out: str | Path, seed: int = 0,
     return doc
 
 
-def write_summary_md(out: Path, doc: dict) -> Path:
-    """OUT/summary.md: the summary in words and numbers, per table size."""
+def summary_md_text(doc: dict) -> str:
+    """OUT/summary.md's text: the summary in words and numbers, per table size."""
     lines = ["# Balance at a team equilibrium (every seat of an Agenda one player)", "",
              "Found by `fbsim equilibrium` (docs/strong-play.md: a PSRO-style search over the "
              "`planner` bot's strategies, one population per Agenda). Win rates are those of "
@@ -720,8 +720,13 @@ def write_summary_md(out: Path, doc: dict) -> Path:
             cells = [f"{pc(by[r][0])} ({pc(by[r][3])})" if r < len(by) else "-"
                      for r in (0, 2, 5, 7)]
             lines.append(f"| {n} | {a} | " + " | ".join(cells) + " |")
-    path = out / "summary.md"
-    path.write_text("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
+
+
+def write_summary_md(out: Path, doc: dict) -> Path:
+    """OUT/summary.md (`summary_md_text`)."""
+    path = Path(out) / "summary.md"
+    path.write_text(summary_md_text(doc))
     return path
 
 

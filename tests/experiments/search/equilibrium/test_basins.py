@@ -238,3 +238,49 @@ def test_a_map_and_a_single_search_never_write_into_each_others_folder(capsys, t
     assert code == 2 and "starts: a file is in the place of a folder" in err, err
     assert (blocked / "starts").read_text() == "mine"
     assert sorted(p.name for p in blocked.iterdir()) == ["starts"]
+
+
+def test_a_start_blocked_by_a_file_is_refused_before_any_start_runs(capsys, tmp_path):
+    """A file in the place of a later start's folder: refused before the first start is
+    played, nothing written (each start's folder was checked only when its turn came)."""
+    out = tmp_path / "map"
+    B.start_folder(out, 3, 1).parent.mkdir(parents=True)
+    B.start_folder(out, 3, 1).write_text("mine")
+    code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", out, "--map", "2",
+                       *SMALL)
+    assert code == 2 and "s1: a file is in the place of a folder" in err, err
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == [
+        "starts", "starts/p3", "starts/p3/s1"]
+
+
+def test_a_damaged_start_of_a_finished_map_is_refused_before_its_summary_is_rewritten(
+        capsys, tmp_path):
+    out = tmp_path / "map"
+    code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", out, "--map", "2",
+                       "--map-distance", "100", "--tolerance", "100", *SMALL)
+    assert code == 0, err
+    state = B.start_folder(out, 3, 1) / "p3" / "state.json"
+    doc = json.loads(state.read_text())
+    doc["games"] = -5
+    state.write_text(json.dumps(doc))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", out, "--map", "2",
+                       "--map-distance", "100", "--tolerance", "100", *SMALL)
+    assert code == 2 and f"{state}: games" in err and err.count("\n") == 1, err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_a_summary_entry_summary_md_cannot_be_written_of_is_refused_before_any_game(
+        capsys, tmp_path):
+    """Another table size's entry of OUT/summary.json with every key but no Agendas: the
+    search would run, then fail writing summary.md; refused first, nothing changed."""
+    out = tmp_path / "eq"
+    out.mkdir()
+    entry = {k: 0 for k in E.PUBLISHED_ENTRY}
+    (out / "summary.json").write_text(json.dumps(
+        {"players": {"4": {**entry, "draw": "seat", "agendas": {}}}}))
+    before = (out / "summary.json").read_bytes()
+    code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", out, *SMALL)
+    assert code == 2 and "summary.json: players.4: not a table size's summary" in err, err
+    assert (out / "summary.json").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["summary.json"]
