@@ -378,6 +378,9 @@ TRIALS_DAMAGES = {
     "a param outside its range": (
         lambda d: _trial(d, 1)["params"].update({"dial.collapse": 9999}),
         "trials[1].params.dial.collapse"),
+    "a fraction for a whole-number lever": (  # (the sampler would refuse it: a traceback)
+        lambda d: _trial(d, 1)["params"].update({"dial.collapse": 594.5}),
+        "trials[1].params.dial.collapse"),
     "a choice not the spec's": (
         lambda d: _trial(d, 1)["params"].update({"accusation.rounds": [1, 2]}),
         "trials[1].params.accusation.rounds"),

@@ -102,6 +102,9 @@ def test_every_value_of_the_default_levers_is_playable_at_every_table_size():
     ({"trials": 2, "finalists": 5}, "finalists: expected at most trials (2), got 5"),
     ({"trials": 2, "startup": 5}, "startup: expected at most trials (2), got 5"),
     ({"players": [2]}, "table sizes are 3 to 6"),
+    # (a dotted key and the same key in a table: one rules key, given twice)
+    ({"params": {"dial.collapse": [560, 760], "dial": {"collapse": [600, 700]}}},
+     "params.dial.collapse: given twice"),
 ])
 def test_a_bad_spec_names_the_key_and_what_was_wrong(edit, message):
     doc = {"params": {"masks": [1, 3]}, **edit}

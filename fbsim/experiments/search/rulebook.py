@@ -185,6 +185,8 @@ class Lever:
             return self.choices.index(value) if value in self.choices else None
         if isinstance(value, bool) or not isinstance(value, int | float):
             return None
+        if self.integer and not float(value).is_integer():  # (the sampler's are integers)
+            return None
         return value if self.lo <= value <= self.hi else None
 
     def values(self) -> list:
@@ -290,6 +292,11 @@ def rulebook_spec_from_dict(doc: dict, where: str = "tune spec",
     fail = failing(SpecError, where)
     doc = check(doc, RULEBOOK_FILE, fail)
     levers = _params(doc.get("params", {}), where)
+    names = [lv.name for lv in levers]
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:  # ("dial.collapse" and [params.dial] collapse: one key)
+        raise SpecError(f"{where}: params.{cut(twice)}: given twice (as a dotted key and in a "
+                        "table, say); give each rules key once")
     if not levers:
         fail("params", "name at least one rule to search")
     s = RulebookSpec(levers=levers)
@@ -774,7 +781,8 @@ def check_trials(doc, path: Path, spec: RulebookSpec) -> list[dict]:
 def _range_text(lv: Lever) -> str:
     if lv.choices:
         return "one of " + ", ".join(_toml_value(c) for c in lv.choices)
-    return f"a number from {_toml_value(lv.lo)} to {_toml_value(lv.hi)}"
+    return (f"{'a whole number' if lv.integer else 'a number'} from {_toml_value(lv.lo)} to "
+            f"{_toml_value(lv.hi)}")
 
 
 def _load_trials(path: Path, spec: RulebookSpec, force: bool) -> list[dict]:
