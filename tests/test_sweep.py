@@ -82,6 +82,9 @@ def test_grid_is_the_product_crossed_with_players():
     (SweepSpec(vary={"bots.fog-grabber.greed": [0.5, 3.0]}), r"^bots.fog-grabber.greed: "),
     (SweepSpec(vary={"masks": [1]}, baseline={"stagger": 1}), r"^baseline: stagger: not a"),
     (SweepSpec(points=[{"players": 4, "seat_bot": "7=hoarder"}]), r"seat must be 0 to 3"),
+    # (set and varied: the varied values replace the set one at every point)
+    (SweepSpec(vary={"dial.collapse": [600, 700]}, set={"dial.collapse": 650}),
+     r"^set: dial.collapse: also varied"),
 ])
 def test_bad_specs_fail_before_any_game(tmp_path, spec, msg):
     out = tmp_path / "never"

@@ -454,6 +454,10 @@ def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
         raise SpecError("games: must be >= 1")
     if spec.ci_width is not None and spec.min_games > spec.max_games:
         raise SpecError("min_games: must not exceed max_games")
+    both = [k for k in spec.vary if k in spec.set]
+    if both:  # (the varied values replace the set one at every point: it would do nothing)
+        raise SpecError(f"set: {cut(both[0])}: also varied (vary: {cut(both[0])}); the varied "
+                        "values replace it at every point: give it one way")
     base_bots: dict = {}
     try:
         base = base_rules(spec, base_bots)
