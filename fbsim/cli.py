@@ -13,6 +13,7 @@ import typer
 
 from fbsim.errors import FbsimError, Interrupted, UsageError, cut, did_you_mean
 from fbsim.experiments.run.options import (
+    check_writable,
     command_line,
     folder_ok,
     games_count,
@@ -613,6 +614,8 @@ def report_cmd(
     check_output_page(out)  # (a user's own page there is not overwritten)
     if screenshot is not None and screenshot.suffix.lower() != ".png":
         raise UsageError(f"--screenshot {screenshot}: expected a .png file")
+    if screenshot is not None:  # (written last: checked before the page and the games)
+        check_writable(screenshot, "--screenshot")
     if screenshot is not None:  # (the browser checked before any game or file)
         from fbsim.experiments.report.browser import check_browser
 

@@ -742,3 +742,34 @@ def test_a_blank_variable_is_unset_for_fbsim_and_the_libraries_it_loads(name, bl
                        timeout=600)
     assert p.returncode == 0, p.stderr
     assert "Traceback" not in p.stderr and "Warning" not in p.stderr, p.stderr
+
+
+def test_a_screenshot_that_cannot_be_written_is_refused_before_any_game(capsys, tmp_path):
+    """--screenshot at a link to nothing: refused before the page, its table or any game
+    (the screenshot is written last, and failed after the rest, naming no reason)."""
+    (tmp_path / "dang.png").symlink_to(tmp_path / "missing" / "x.png")
+    code, out, err = run(capsys, "report", "--players", "3", "--games", "100", "--out",
+                         tmp_path / "r.html", "--screenshot", tmp_path / "dang.png", "-q")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"--screenshot {tmp_path / 'dang.png'}: a link to nothing" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dang.png"]
+
+
+def test_a_screenshot_folder_that_refuses_files_is_named_with_the_reason(tmp_path,
+                                                                         monkeypatch):
+    import errno
+    import tempfile
+
+    from fbsim.errors import UsageError
+    from fbsim.experiments.run.options import check_writable
+
+    def refuses(*a, **kw):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", refuses)
+    with pytest.raises(UsageError, match=r"^--screenshot .*s\.png: cannot be written "
+                                         r"\(Read-only file system\)"):
+        check_writable(tmp_path / "s.png", "--screenshot")
+    monkeypatch.undo()
+    check_writable(tmp_path / "s.png", "--screenshot")  # (a folder that takes files)
+    assert list(tmp_path.iterdir()) == []  # (the probe removed again)

@@ -175,8 +175,12 @@ def render(html: str | Path, png: str | Path | None = None, width: int = 1280) -
             _fit_window(driver, width)
             height = int(driver.execute_script("return document.documentElement.scrollHeight"))
             Path(png).parent.mkdir(parents=True, exist_ok=True)
-            if not driver.save_screenshot(str(png)):
-                raise UsageError(f"could not write the screenshot {png}")
+            shot = driver.get_screenshot_as_png()
+            try:
+                Path(png).write_bytes(shot)
+            except OSError as e:
+                raise UsageError(f"could not write the screenshot {png} "
+                                 f"({e.strerror or e})") from None
 
         console = [{"level": str(e.get("level", "")), "message": str(e.get("message", ""))}
                    for e in driver.get_log("browser")]

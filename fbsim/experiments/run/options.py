@@ -4,6 +4,7 @@ names, output paths. Each bad value is a `UsageError` naming its flag."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from fbsim.errors import UsageError, cut, file_named
@@ -130,6 +131,28 @@ def parent_exists(*paths: tuple[Path | None, str]) -> None:
             raise UsageError(f"{flag} {path}: folder {path.parent} does not exist" if not
                              path.parent.exists() else f"{flag} {path}: {path.parent} is not "
                              "a folder")
+
+
+def check_writable(path: Path, flag: str) -> None:
+    """The output file `path` can be written (checked before any game: a file written last,
+    like a screenshot, would fail only after the rest): not a link to nothing, its folder
+    one a file can be made in (tried, and removed again), an existing file one that opens
+    for writing. UsageError naming it and why."""
+    import tempfile
+
+    path = Path(path)
+    if path.is_symlink() and not path.exists():
+        raise UsageError(f"{flag} {path}: a link to nothing ({os.readlink(path)}); remove it, "
+                         "or write elsewhere")
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.probe"):
+            pass
+        if path.is_file():
+            with open(path, "ab"):
+                pass
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot be written ({e.strerror or e}); write "
+                         "elsewhere") from None
 
 
 def folder_ok(path: Path, flag: str) -> None:
