@@ -197,9 +197,14 @@ def replay_cmd(
         knobs = Knobs(rollouts=ROLLOUTS if rollouts is None else rollouts)
         rep = replay_searched(rules, lu, knobs, seed, game, searcher)
         if as_json:
+            from dataclasses import asdict
+
             from fbsim.rules import rules_hash
 
+            # (the record's bots are the lineup's: the searching seat's commitments were its
+            # own, so the record says which seat searched and how)
             typer.echo(json.dumps({"rules_hash": rules_hash(rules),
+                                   "searcher": {"seat": searcher, **asdict(knobs)},
                                    **rep.record.as_dict(events=events)}, indent=1))
         else:
             typer.echo(narrate_searched(rep, rules), nl=False)

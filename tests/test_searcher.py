@@ -250,6 +250,15 @@ def test_replay_searcher_narrates_every_candidate_and_the_choice(capsys):
     assert code == 2 and "--searcher" in err
 
 
+def test_replay_searcher_json_says_which_seat_searched_and_how(capsys):
+    code, out, err = _run(capsys, "replay", "--players", "3", "--searcher", "2", "--json",
+                          "--rollouts", "8")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["searcher"]["seat"] == 2 and doc["searcher"]["rollouts"] == 8
+    assert {"step", "masked", "margin", "beliefs"} <= set(doc["searcher"])
+
+
 def test_the_command_lines_searcher_defaults_are_the_librarys():
     """Every command's searcher rollouts default is `Knobs()`'s, so that a notebook calling
     the library gets the searcher the commands report."""
