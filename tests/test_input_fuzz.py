@@ -585,6 +585,47 @@ def test_rulebook_summary_read_by_the_report(doc):
             assert rulebook_verdict({**read, "role": "recommended"})
 
 
+MAP_DOCS = [json.loads((RESULTS / "equilibrium-map" / "summary.json").read_text())]
+
+
+@settings(max_examples=150, **FUZZ)
+@given(doc=mutated(MAP_DOCS))
+def test_map_summary_read_by_the_report(doc):
+    """A damaged summary.json under `fbsim report --map` is read or refused in one line
+    (never a traceback), and what is read the report can word and draw."""
+    from fbsim.experiments.report.model import map_verdict, read_map_folder
+    from fbsim.experiments.report.page import map_section
+
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "summary.json").write_text(json.dumps(doc, default=str))
+        read = accepts_or_refuses(read_map_folder, d)
+        if read is not None:
+            assert all(map_verdict(n, part) for n, part in read.items())
+            assert map_section(read).count("<h3>") == len(read)
+
+
+@settings(max_examples=100, **FUZZ)
+@given(doc=mutated(MAP_DOCS))
+def test_equilibrium_summary_read_back_by_a_search(doc):
+    """A damaged OUT/summary.json, which a search merges its table size into, is accepted or
+    refused in one line naming it before any game (`check_folders`), and what is accepted
+    summary.md can be written of."""
+    from fbsim.experiments.search.equilibrium import check_folders
+    from fbsim.experiments.search.equilibrium.state import read_published
+    from fbsim.experiments.search.equilibrium.summary import summary_md_text
+
+    def checked(folder: str) -> dict:
+        check_folders(folder, [5], True)
+        return read_published(folder)
+
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "summary.json").write_text(json.dumps(doc, default=str))
+        published = accepts_or_refuses(checked, d)
+        if published is not None:
+            seat = {n: e for n, e in published["players"].items() if e.get("draw") != "agenda"}
+            assert summary_md_text({"players": seat})
+
+
 def _rulebook_spec():
     spec = load_rulebook_spec(RESULTS / "tune-equilibrium" / "spec.toml")
     return spec
@@ -669,10 +710,12 @@ def test_ladder_read_back(doc):
 
 
 ENVIRONMENT = ["FBSIM_SHAPES", "FBSIM_SPECIALISE", "FBSIM_LLVM_TUNING", "NUMBA_NUM_THREADS",
-               "SOURCE_DATE_EPOCH", "NUMBA_CACHE_DIR"]
+               "SOURCE_DATE_EPOCH", "NUMBA_CACHE_DIR", "NUMBA_THREADING_LAYER",
+               "NUMBA_DISABLE_JIT", "NUMBA_OPT", "NUMBA_BOUNDSCHECK", "FBSIM_CHECKED"]
 ENV_VALUES = st.one_of(
     st.sampled_from(["", " ", "0", "1", "2", "-1", " 7", "1e3", "all", "none", "standard",
-                     "lineups", "default", "NaN", "99999999999999999999", "١"]),
+                     "lineups", "default", "NaN", "99999999999999999999", "١", "tbb", "omp",
+                     "workqueue", "safe", "max"]),
     st.text(max_size=12))
 
 
