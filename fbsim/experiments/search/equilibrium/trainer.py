@@ -442,6 +442,10 @@ class SeatSearch:
 
         if st.pending.get("audit") is not None:
             self.audit(st.pending["audit"])
+        done = len(st.iterations) - start
+        if done > b.iterations:  # (--iterations is not part of the search's settings)
+            self.say(f"the search here already ran {done} iterations, more than --iterations "
+                     f"{b.iterations}: its answer stands (--force starts it over)")
         while self.converged() is None and len(st.iterations) - start < b.iterations:
             rec = self.iterate()
             if rec.worst() <= b.tolerance and audits() < b.audits:
