@@ -296,6 +296,13 @@ def test_the_single_seat_search_writes_its_field_and_summary_and_resumes(capsys,
     assert code == 0, err
     assert json.loads(stdout2) == printed
     assert (out / "p3" / "state.json").read_text() == state
+    # resumed with fewer iterations than it ran: its answer stands, and it says so
+    assert s["iterations"] == 2  # (seed 0's search ran both: the premise of what follows)
+    loud = [x for x in SMALL if x != "-q"]
+    code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", out,
+                       "--iterations", "1", *loud)
+    assert code == 0 and "already ran 2 iterations, more than --iterations 1" in err, err
+    assert (out / "p3" / "state.json").read_text() == state
     code, _, err = run(capsys, "equilibrium", "--players", "3", "--out", out, *SMALL,
                        "--seed", "4")
     assert code == 2 and "another --out" in err and err.count("\n") == 1
