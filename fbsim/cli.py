@@ -189,8 +189,8 @@ def replay_cmd(
         if script is not None or seat or (players is not None and len(table_sizes(players))
                                           != 1):
             raise UsageError("--searcher: one table size, a lineup, no --script or --seat")
-        rules = _rules(rules_file, set_, None if players is None else table_sizes(players)[0],
-                       {})
+        rules = _rules(rules_file, set_, None if players is None else
+                       sizes_for(players, players, rules_file, set_)[0], {})
         if searcher >= rules.players:
             raise UsageError(f"--searcher: a seat 0 to {rules.players - 1}, got {searcher}")
         lu = parse_lineup(lineup, [], rules.players)
@@ -218,7 +218,8 @@ def replay_cmd(
         rec = play_script(doc, base, events=True)
         out.append((rules, rec, doc.get("title")))
     else:
-        for n in [None] if players is None else table_sizes(players):
+        # (a --players that disagrees with the rules' own size is refused, naming both)
+        for n in [None] if players is None else sizes_for(players, players, rules_file, set_):
             bots: dict = {}
             rules = _rules(rules_file, set_, n, bots)
             lu = parse_lineup(lineup, seat or [], rules.players).with_bot_params(bots,
@@ -298,6 +299,9 @@ def bench_cmd(
     if given(ctx, "decisions"):
         refuse_given(ctx, ("workers", "scheduler"), "not with --decisions (each is a "
                      "measurement of its own: give one)")
+    if given(ctx, "workers") and given(ctx, "scheduler"):
+        raise UsageError("--workers and --scheduler: give one (local workers, or a cluster's "
+                         "scheduler)")
     import numba
 
     from fbsim.bench import (
@@ -312,7 +316,8 @@ def bench_cmd(
     from fbsim.lineup import parse_lineup
 
     base = _rules(rules_file, set_)
-    sizes = table_sizes(players)
+    # (--set players=N without --players measures N; with a --players that disagrees, refused)
+    sizes = sizes_for(players if given(ctx, "players") else None, players, rules_file, set_)
     n_games = games_count(games)
     if threads is not None and threads > numba.config.NUMBA_NUM_THREADS:
         raise UsageError(f"--threads: at most {numba.config.NUMBA_NUM_THREADS} on this "
@@ -722,11 +727,14 @@ def experiment_cmd(
 
         for size in sorted({p for x in chosen for p in exps[x].spec(n or 1000).players}):
             parse_lineup(field, players=size, flag="--field")
-    from fbsim.experiments.run.provenance import check_places
+    from fbsim.experiments.run.provenance import check_output_folder, check_places
     from fbsim.experiments.run.sweep import TABLES
 
+    folder_ok(results, "--results")
+    check_output_folder(results, "--results", ())  # (a folder of datasets, not one itself)
     for name in chosen:  # (every experiment's outputs' places, before the first is played)
         d = results / name
+        check_output_folder(d, "--results", ("sweep",))  # (each experiment is a sweep)
         check_places(files=[d / f for f in ("summary.md", "sweep.json", "win_rates.png",
                                             "collapse.png", *(f"{t}.parquet" for t in TABLES))],
                      folders=[d, d / "points"])
@@ -837,7 +845,12 @@ def exploit_cmd(
         return
     from fbsim.experiments.run.cluster import open_client
     from fbsim.experiments.run.lock import output_lock
-    from fbsim.experiments.run.provenance import check_output_folder, check_places, now_iso
+    from fbsim.experiments.run.provenance import (
+        check_output_folder,
+        check_places,
+        check_replaceable,
+        now_iso,
+    )
     from fbsim.experiments.search.equilibrium.fields import check_dealt
     from fbsim.experiments.search.exploit import (
         EXPLOIT_ALL_FILES,
@@ -885,6 +898,11 @@ def exploit_cmd(
     check_places(files=[d / f for d in searched for f in EXPLOIT_FILES]
                  + ([out / f for f in EXPLOIT_ALL_FILES] if all_ else []),
                  folders=searched + [d / f for d in searched for f in EXPLOIT_FOLDERS])
+    # (a table there that fbsim did not write, a user's own, is not replaced)
+    for table, kind in [(d / f, "exploit search") for d in searched
+                        for f in ("search.parquet", "candidates.parquet")] + (
+            [(out / "exploitability.parquet", "exploitability")] if all_ else []):
+        check_replaceable(table, "--out", (kind,))
     with output_lock(out), open_client(scheduler, workers) as (client, _threads):
         kw["client"] = client
         if all_:
@@ -1000,7 +1018,11 @@ def ladder_cmd(
     set_: SetOpt = None,
 ):
     from fbsim.experiments.run.lock import output_lock
-    from fbsim.experiments.run.provenance import check_output_folder, check_places
+    from fbsim.experiments.run.provenance import (
+        check_output_folder,
+        check_places,
+        check_replaceable,
+    )
     from fbsim.experiments.search.ladder import read_ladder, run_ladder
     from fbsim.experiments.search.searcher import Knobs
     from fbsim.lineup import parse_lineup
@@ -1018,6 +1040,7 @@ def ladder_cmd(
     folder_ok(out, "--out")
     check_output_folder(out, "--out", ("ladder",))
     check_places(files=[out / f for f in ("ladder.json", "ladder.parquet", "ladder.md")])
+    check_replaceable(out / "ladder.parquet", "--out", ("ladder",))  # (not a user's own)
     read_ladder(out / "ladder.json")  # (a damaged one refused before the lock is taken)
     with output_lock(out):
         path = run_ladder(plan, out, seed, n_games, n_seat, Knobs(rollouts=rollouts),

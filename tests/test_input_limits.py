@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,7 @@ from fbsim.rules.schema import MAX_CARDS
 from fbsim.tomlfile import MAX_TOML_BYTES, read_toml
 
 LONG = "x" * 200_000  # far longer than any message should quote
+EQUILIBRIUM = Path(__file__).resolve().parents[1] / "results" / "equilibrium"
 
 
 def run(capsys, *args):
@@ -368,3 +370,67 @@ def test_replay_refuses_a_repeated_or_unreadable_table_size(capsys, players):
     code, stdout, err = run(capsys, "replay", "--players", players)
     one_line(code, err, "--players")
     assert stdout == ""
+
+
+# ------------------------------------------- conflicting, pointless or misplaced inputs
+
+@pytest.mark.parametrize("args, says", [
+    (["replay", "--players", "3", "--set", "players=4"],
+     "--players 3: conflicts with players = 4 from --set players=4"),
+    (["replay", "--players", "3", "--set", "players=4", "--searcher", "1", "--rollouts", "1"],
+     "--players 3: conflicts with players = 4"),
+    (["bench", "--players", "3", "--set", "players=4", "--games", "1000", "--no-compile"],
+     "--players 3: conflicts with players = 4"),
+    (["bench", "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"],
+     "--workers and --scheduler: give one"),
+])
+def test_options_that_contradict_each_other_are_refused(capsys, tmp_path, monkeypatch, args,
+                                                        says):
+    monkeypatch.chdir(tmp_path)
+    code, stdout, err = run(capsys, *args)
+    one_line(code, err, says)
+    assert stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_an_experiment_never_writes_into_another_commands_dataset(capsys, tmp_path):
+    sw = tmp_path / "sw"
+    (sw / "points").mkdir(parents=True)
+    (sw / "sweep.json").write_text("{}")
+    before = sorted(p.name for p in sw.iterdir())
+    code, _, err = run(capsys, "experiment", "masks", "--games", "100", "--results", sw)
+    one_line(code, err, f"--results {sw}: holds another command's dataset (a sweep)")
+    assert sorted(p.name for p in sw.iterdir()) == before
+
+
+@pytest.mark.parametrize("place, args", [
+    ("ladder.parquet", ["ladder", "--players", "3", "--field", EQUILIBRIUM / "p3.toml",
+                        "--games", "200", "--seat-games", "10", "--rollouts", "1", "-q"]),
+    ("steward-p3/search.parquet", ["exploit", "--agenda", "steward", "--players", "3", "-q"]),
+])
+def test_a_users_file_in_the_place_of_a_table_is_not_replaced(capsys, tmp_path, place, args):
+    out = tmp_path / "out"
+    (out / place).parent.mkdir(parents=True)
+    (out / place).write_text("my notes")
+    code, _, err = run(capsys, *args, "--out", out)
+    one_line(code, err, f"--out {out / place}: exists and is not")
+    assert (out / place).read_text() == "my notes"
+
+
+def test_report_map_of_a_folder_that_holds_no_map_is_refused(capsys, tmp_path):
+    folder = tmp_path / "eq"
+    folder.mkdir()
+    (folder / "summary.json").write_text('{"players": {}}')
+    code, _, err = run(capsys, "report", "--players", "3", "--games", "100", "--map", folder,
+                       "--out", tmp_path / "r.html", "-q")
+    one_line(code, err, f"--map {folder}", "no table size holds a map of equilibria")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["eq"]
+
+
+def test_a_tune_spec_cannot_search_the_table_size(tmp_path):
+    from fbsim.experiments.run.spec import SpecError
+    from fbsim.experiments.search.tune import load_tune_spec
+
+    f = tmp_path / "spec.toml"
+    f.write_text("players = [3]\n[params]\nplayers = [3, 4]\n")
+    with pytest.raises(SpecError, match=r"params\.players: not a rule to search"):
+        load_tune_spec(f)

@@ -85,6 +85,8 @@ def test_grid_is_the_product_crossed_with_players():
     # (set and varied: the varied values replace the set one at every point)
     (SweepSpec(vary={"dial.collapse": [600, 700]}, set={"dial.collapse": 650}),
      r"^set: dial.collapse: also varied"),
+    (SweepSpec(points=[{"masks": 0}, {"masks": 1}], set={"masks": 2}),
+     r"^set: masks: every point gives its own value"),
 ])
 def test_bad_specs_fail_before_any_game(tmp_path, spec, msg):
     out = tmp_path / "never"

@@ -280,7 +280,9 @@ def read_map_folder(folder: str | Path | None) -> dict | None:
                 within(r["player_win_rate"], r["player_win_ci"], fail,
                        f"{w}.agendas.{a}.player_win_rate")
         maps[n] = part
-    return maps or None
+    if not maps:  # (a single search's folder, another command's: nothing to show)
+        fail("players", "no table size holds a map of equilibria (`map`)")
+    return maps
 
 
 def find_maps(maps: dict | None, tables: list[TableResult]) -> dict | None:

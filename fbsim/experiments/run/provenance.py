@@ -238,6 +238,12 @@ def check_output_file(path: Path, flag: str, kinds: tuple[str, ...]) -> None:
     if kind is not None:
         raise UsageError(f"{flag} {path}: {path.parent} is another command's dataset "
                          f"({_a(kind)}); write elsewhere")
+    check_replaceable(path, flag, kinds)
+
+
+def check_replaceable(path: Path, flag: str, kinds: tuple[str, ...]) -> None:
+    """A table a command writes into its own folder may replace only a table of one of
+    `kinds` that fbsim wrote (its provenance's "kind"), not a user's own file: `UsageError`."""
     if path.exists() or path.is_symlink():
         try:
             kind = read_provenance(path).get("kind")

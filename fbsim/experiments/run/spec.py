@@ -458,6 +458,10 @@ def build_points(spec: SweepSpec) -> tuple[Rules, list[Point]]:
     if both:  # (the varied values replace the set one at every point: it would do nothing)
         raise SpecError(f"set: {cut(both[0])}: also varied (vary: {cut(both[0])}); the varied "
                         "values replace it at every point: give it one way")
+    every = [k for k in spec.set if spec.points and all(k in p for p in spec.points)]
+    if every:  # (the same with explicit points that each give it)
+        raise SpecError(f"set: {cut(every[0])}: every point gives its own value (points); the "
+                        "set one would change nothing: give it one way")
     base_bots: dict = {}
     try:
         base = base_rules(spec, base_bots)

@@ -140,6 +140,9 @@ def tune_spec_from_dict(doc: dict, where: str = "tune spec", base_dir: Path | No
     doc = check(doc, TUNE_FILE, fail)
     params = {}
     for k, v in flatten(doc.get("params", {}), where=f"{where}: params.").items():
+        if k in ("players", "lineup", "seat_bot"):  # (the table sizes are the spec's own)
+            fail(f"params.{cut(k)}", "not a rule to search: give the table sizes as players "
+                 "= ... and the field with lineup or fields")
         lo, hi = value(v, RANGE, fail, f"params.{cut(k)}")
         if lo > hi:
             fail(f"params.{cut(k)}", f"the range {shown(v)} is empty")
