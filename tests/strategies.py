@@ -139,8 +139,8 @@ def overrides_st(draw, players: int | None = None) -> dict:
     start_flipped = draw(st.integers(0, 3))
     o["tipping"] = {
         "start_flipped": start_flipped,
-        "thresholds": draw(st.lists(st.integers(start - 30, collapse + 30), min_size=0,
-                                    max_size=L.MAX_TOKENS - start_flipped)),
+        "thresholds": sorted(draw(st.lists(st.integers(start - 30, collapse + 30), min_size=0,
+                                           max_size=L.MAX_TOKENS - start_flipped))),
         "penalty": draw(st.integers(0, 5)),
         **draw(_optional({"flip_when": st.sampled_from(L.FLIP_NAMES)})),  # R-W3
     }

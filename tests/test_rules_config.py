@@ -306,6 +306,8 @@ BAD = [
     (["accusation.rounds=[3, 8]"], "accusation.rounds[1]", ["from 1 to 7", "got 8"]),
     (["accusation.rounds=[0]"], "accusation.rounds[0]", ["got 0"]),
     (["accusation.rounds=[3, 3]"], "accusation.rounds", ["twice"]),
+    (["tipping.thresholds=[575, 500, 550]"], "tipping.thresholds", ["must not fall",
+                                                                     "got [575, 500, 550]"]),
     (["dial.floor_enabled=true", "dial.floor=600"], "dial.floor",
      ["below dial.collapse=600", "got 600"]),  # (D4: every game a Collapse, R-W4)
     (["dial.floor_enabled=true", "dial.collapse=580", "dial.floor=590"], "dial.floor",

@@ -143,6 +143,11 @@ def _cross_check(r: Rules, source: str) -> None:
     if r.first_player >= r.players:
         raise ConfigError("first_player", f"must be a seat below players={r.players}, got "
                           f"{r.first_player}", source)
+    th = list(r.tipping.thresholds)
+    if th != sorted(th):  # (which token flips first is the Dial's doing, not the list's: one
+        # way to write the same game, one rules hash)
+        raise ConfigError("tipping.thresholds", f"must not fall (low to high), got {th}",
+                          source)
     n_tokens = r.tipping.start_flipped + len(r.tipping.thresholds)
     if n_tokens > L.MAX_TOKENS:
         raise ConfigError("tipping.thresholds", f"at most {L.MAX_TOKENS} tokens in all, got "
