@@ -489,3 +489,17 @@ def test_the_tiny_rules_search_resumes_as_it_was_undamaged(capsys, tmp_path, tun
         again, first = pd.read_parquet(out / name), pd.read_parquet(tuned / "out" / name)
         assert list(again.columns) == list(first.columns), name  # (the spec's lever order)
         pd.testing.assert_frame_equal(again, first)
+
+
+@pytest.mark.parametrize("link", ["nothing", "loop"])
+def test_a_link_to_nothing_in_a_table_sizes_place_is_named_so(capsys, tmp_path, link):
+    out = tmp_path / "eq"
+    out.mkdir()
+    if link == "loop":
+        (out / "p3").symlink_to(out / "p3")
+    else:
+        (out / "p3").symlink_to(tmp_path / "missing")
+    code, _, err = run(capsys, "equilibrium", "--out", out, *TINY)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{out / 'p3'}: a link to nothing is in the place of" in err, err
+    assert sorted(p.name for p in out.iterdir()) == ["p3"]

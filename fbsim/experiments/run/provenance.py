@@ -221,6 +221,10 @@ def check_places(files: tuple = (), folders: tuple = ()) -> None:
     command will write there, checked before its lock and its first game (a folder in a
     file's place would stop it only after it had written its other outputs). UsageError
     naming the first that is not."""
+    for p in map(Path, [*files, *folders]):
+        if p.is_symlink() and not p.exists():  # (a link to nothing, or a loop of links)
+            raise UsageError(f"{p}: a link to nothing is in the place of what this command "
+                             "writes; remove it, or write elsewhere")
     for p in map(Path, files):
         if (p.exists() or p.is_symlink()) and not p.is_file():
             raise UsageError(f"{p}: a folder is in the place of a file this command writes; "
