@@ -77,3 +77,24 @@ def test_a_sweep_record_nested_too_deeply_is_one_line_and_nothing_is_written(cap
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and f"{out / 'sweep.json'}" in err, err
     assert sorted(p.name for p in out.iterdir()) == ["sweep.json"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_fifo_or_a_device_in_a_json_files_place_is_refused_not_read(tmp_path, kind):
+    """A FIFO would block the reader for ever and a device never end (it read /dev/urandom
+    until memory ran out): refused as not a regular file, naming it."""
+    import os
+
+    path = tmp_path / "state.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    with pytest.raises(ValueError, match="not a regular file"):
+        jsonfile.read(path)
+    (tmp_path / "p3").mkdir()
+    (tmp_path / "p3" / "summary.json").symlink_to(path)  # (a reader names it in one line)
+    from fbsim.experiments.search.equilibrium.state import read_published
+
+    with pytest.raises(UsageError, match=r"summary\.json: not readable JSON .*not a regular"):
+        read_published(tmp_path / "p3")
