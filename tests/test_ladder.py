@@ -80,6 +80,16 @@ def test_the_command_writes_the_ladder_and_resumes_without_replaying(capsys, tmp
     assert code == 0 and "kept from" in err
     assert (out / "ladder.json").read_bytes() == first
     assert json.loads(first)["players"]["3"]["inputs"]["seat_games"] == 20
+    # a kept size cut short (rungs removed by hand) is refused, not rewritten short
+    cut = json.loads(first)
+    cut["players"]["3"]["rungs"] = cut["players"]["3"]["rungs"][:3]
+    (out / "ladder.json").write_text(json.dumps(cut))
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    code, _, err = _run(capsys, "ladder", *SMALL, "--out", out)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "players.3.rungs: the steward rung \"searcher\" is missing" in err, err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    (out / "ladder.json").write_bytes(first)
     code, _, err = _run(capsys, "ladder", *SMALL[:-2], "--rollouts", "3", "--out", out, "-q")
     assert code == 0, err
     doc = json.loads((out / "ladder.json").read_text())

@@ -96,6 +96,30 @@ def ladder(rules: Rules, field: Lineup, seed: int, games: int = DEFAULT_GAMES,
     return out
 
 
+def _inputs(rules, field, name: str, seed: int, games: int, seat_games: int,
+            knobs: Knobs) -> dict:
+    """What a table size's ladder was played with (kept beside it: a size with the same
+    inputs is not played again)."""
+    return {"field": name, "lineup_hash": lineup_hash(field), "seed": seed, "games": games,
+            "seat_games": seat_games, "knobs": knobs.as_dict(), "rules_hash": rules_hash(rules)}
+
+
+def check_rungs_whole(entry: dict, rules, path: Path) -> None:
+    """A kept table size holds every rung (`RUNGS`) of every Agenda the rules' deck deals at
+    that size, as `ladder` writes them: a ladder cut short is refused, not rewritten short.
+    UsageError naming the file and the rung."""
+    n = rules.players
+    dealt = [a for a, c in zip(L.AGENDA_NAMES, rules.decks.for_players(n).counts(),
+                               strict=True) if c > 0]
+    have = {(r["agenda"], r["rung"]) for r in entry["rungs"]}
+    for a in dealt:
+        for rung in RUNGS:
+            if (a, rung) not in have:
+                raise UsageError(f"{path}: not a ladder fbsim wrote (players.{n}.rungs: the "
+                                 f"{a} rung \"{rung}\" is missing); restore the file, or "
+                                 "remove it to start afresh")
+
+
 def _wilson(rate: float, n: int) -> list[float]:
     _, lo, hi = wilson(round(rate * n), n)
     return [float(lo), float(hi)]
@@ -146,12 +170,15 @@ def run_ladder(plan: list[tuple[Rules, Lineup, str]], out: Path, seed: int, game
     out.mkdir(parents=True, exist_ok=True)
     path = out / "ladder.json"
     doc = read_ladder(path)
+    for rules, field, name in plan:  # (a kept size whole, every rung, before any game)
+        kept = doc["players"].get(str(rules.players))
+        if kept is not None and kept.get("inputs") == _inputs(rules, field, name, seed, games,
+                                                              seat_games, knobs):
+            check_rungs_whole(kept, rules, path)
     started = now_iso()
     for rules, field, name in plan:
         n = rules.players
-        inputs = {"field": name, "lineup_hash": lineup_hash(field), "seed": seed,
-                  "games": games, "seat_games": seat_games, "knobs": knobs.as_dict(),
-                  "rules_hash": rules_hash(rules)}
+        inputs = _inputs(rules, field, name, seed, games, seat_games, knobs)
         kept = doc["players"].get(str(n))
         if kept is not None and kept.get("inputs") == inputs:
             if echo:
