@@ -302,6 +302,16 @@ def bench_cmd(
     if given(ctx, "workers") and given(ctx, "scheduler"):
         raise UsageError("--workers and --scheduler: give one (local workers, or a cluster's "
                          "scheduler)")
+    # (each measurement's own options: one given to another would be silently dropped)
+    if given(ctx, "decisions"):
+        refuse_given(ctx, ("ref_games", "openspiel_games", "threads", "compile_times",
+                           "rss_games", "markdown"), "not with --decisions (it measures each "
+                     "decision's cost, and nothing else)")
+    if given(ctx, "workers") or given(ctx, "scheduler"):
+        refuse_given(ctx, ("ref_games", "openspiel_games", "lineup", "seat", "threads",
+                           "repeats", "compile_times", "rss_games", "markdown"),
+                     "not with --workers or --scheduler (they measure a one-point sweep on a "
+                     "cluster, and nothing else)")
     import numba
 
     from fbsim.bench import (
@@ -682,6 +692,7 @@ def report_cmd(
              "PNG figures and a summary.md).\n\n`fbsim experiment --list` lists them; "
              "`fbsim experiment --all` regenerates every one.")
 def experiment_cmd(
+    ctx: typer.Context,
     names: Annotated[list[str] | None, typer.Argument(help="Experiment names.",
                                                       show_default=False)] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the experiments.")] = False,
@@ -707,7 +718,9 @@ def experiment_cmd(
     if names and (list_ or all_):
         raise UsageError(f"{'--list' if list_ else '--all'}: give it or experiment names, not "
                          "both")
-    if list_:
+    if list_:  # (it runs nothing: an option of a run would be silently dropped)
+        refuse_given(ctx, ("all_", "games", "results", "field", "force", "scheduler",
+                           "workers"), "not with --list (it lists, and runs nothing)")
         for name, exp in exps.items():
             typer.echo(f"{name:18} {exp.SUMMARY}")
         return

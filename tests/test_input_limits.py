@@ -383,6 +383,13 @@ def test_replay_refuses_a_repeated_or_unreadable_table_size(capsys, players):
      "--players 3: conflicts with players = 4"),
     (["bench", "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"],
      "--workers and --scheduler: give one"),
+    (["bench", "--workers", "1", "--players", "3", "--lineup", "accelerationist=hoarder"],
+     "--lineup: not with --workers or --scheduler"),
+    (["bench", "--workers", "1", "--markdown"], "--markdown: not with --workers"),
+    (["bench", "--decisions", "--threads", "2"], "--threads: not with --decisions"),
+    (["bench", "--decisions", "--rss-games", "100"], "--rss-games: not with --decisions"),
+    (["experiment", "--list", "--games", "100"], "--games: not with --list"),
+    (["experiment", "--list", "--results", "elsewhere"], "--results: not with --list"),
 ])
 def test_options_that_contradict_each_other_are_refused(capsys, tmp_path, monkeypatch, args,
                                                         says):
