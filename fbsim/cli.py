@@ -296,17 +296,16 @@ def bench_cmd(
 ):
     if as_json and markdown:
         raise UsageError("--json and --markdown: give one (both print the figures)")
+    # (each measurement's own options: one given to another would be silently dropped)
     if given(ctx, "decisions"):
         refuse_given(ctx, ("workers", "scheduler"), "not with --decisions (each is a "
                      "measurement of its own: give one)")
-    if given(ctx, "workers") and given(ctx, "scheduler"):
-        raise UsageError("--workers and --scheduler: give one (local workers, or a cluster's "
-                         "scheduler)")
-    # (each measurement's own options: one given to another would be silently dropped)
-    if given(ctx, "decisions"):
         refuse_given(ctx, ("ref_games", "openspiel_games", "threads", "compile_times",
                            "rss_games", "markdown"), "not with --decisions (it measures each "
                      "decision's cost, and nothing else)")
+    if given(ctx, "workers") and given(ctx, "scheduler"):
+        raise UsageError("--workers and --scheduler: give one (local workers, or a cluster's "
+                         "scheduler)")
     if given(ctx, "workers") or given(ctx, "scheduler"):
         refuse_given(ctx, ("ref_games", "openspiel_games", "lineup", "seat", "threads",
                            "repeats", "compile_times", "rss_games", "markdown"),
@@ -634,9 +633,8 @@ def report_cmd(
     check_output_page(out)  # (a user's own page there is not overwritten)
     if screenshot is not None and screenshot.suffix.lower() != ".png":
         raise UsageError(f"--screenshot {screenshot}: expected a .png file")
-    if screenshot is not None:  # (written last: checked before the page and the games)
+    if screenshot is not None:  # (written last: its place and the browser checked first)
         check_writable(screenshot, "--screenshot")
-    if screenshot is not None:  # (the browser checked before any game or file)
         from fbsim.experiments.report.browser import check_browser
 
         try:

@@ -116,6 +116,7 @@ def run_map(players: list[int], out: str | Path, seed: int = 0, budget: Budget |
     basin's representative) and its summary with the map so far (`equilibria`, `map`) in
     OUT/summary.json and OUT/summary.md. Returns {"players": {n: summary}}."""
     from fbsim.experiments.run.provenance import check_places
+    from fbsim.rules import rules_hash
 
     budget = budget or Budget()
     check_map_options(budget, searcher_games, least, most, new_within, distance)
@@ -144,7 +145,7 @@ def run_map(players: list[int], out: str | Path, seed: int = 0, budget: Budget |
             starts.append(basins.start_of(s_seed, search, result))
             results[s_seed] = result
             part = basins.map_summary(starts, least, most, new_within, distance,
-                                      rules_hash=map_rules_hash(rules, sets, n))
+                                      rules_hash=rules_hash(search.rules))
             rep = (part["equilibria"][0]["representative"] if part["equilibria"]
                    else starts[0].seed)
             write_text(out / f"p{n}.toml",
@@ -157,14 +158,6 @@ def run_map(players: list[int], out: str | Path, seed: int = 0, budget: Budget |
                          f"{len(starts)} starts; stopped: {part['map']['stopped']}")
                 break
     return doc
-
-
-def map_rules_hash(rules: str | None, sets: dict | None, players: int) -> str:
-    """The hash of the rules a map solves at `players` (as the trainer loads them)."""
-    from fbsim.rules import load_rules, nest, rules_hash
-
-    return rules_hash(load_rules(rules, overrides=nest(sets or {}), overrides_source="--set",
-                                 bots={}, players=players))
 
 
 def check_map_options(budget: Budget, searcher_games: int, least: int, most: int,
